@@ -1,0 +1,492 @@
+//! Control and status registers: storage, access rules (privilege, read-only, WARL masks) and
+//! the side effects of writes. Unimplemented CSRs raise illegal-instruction.
+
+use super::{Hart, Priv, Trap};
+use std::time::Instant;
+
+// CSR numbers.
+pub const FFLAGS: u16 = 0x001;
+pub const FRM: u16 = 0x002;
+pub const FCSR: u16 = 0x003;
+pub const SSTATUS: u16 = 0x100;
+pub const SIE: u16 = 0x104;
+pub const STVEC: u16 = 0x105;
+pub const SCOUNTEREN: u16 = 0x106;
+pub const SENVCFG: u16 = 0x10a;
+pub const SSCRATCH: u16 = 0x140;
+pub const SEPC: u16 = 0x141;
+pub const SCAUSE: u16 = 0x142;
+pub const STVAL: u16 = 0x143;
+pub const SIP: u16 = 0x144;
+pub const STIMECMP: u16 = 0x14d;
+pub const STIMECMPH: u16 = 0x15d;
+pub const SATP: u16 = 0x180;
+pub const MSTATUS: u16 = 0x300;
+pub const MISA: u16 = 0x301;
+pub const MEDELEG: u16 = 0x302;
+pub const MIDELEG: u16 = 0x303;
+pub const MIE: u16 = 0x304;
+pub const MTVEC: u16 = 0x305;
+pub const MCOUNTEREN: u16 = 0x306;
+pub const MENVCFG: u16 = 0x30a;
+pub const MSTATUSH: u16 = 0x310;
+pub const MENVCFGH: u16 = 0x31a;
+pub const MCOUNTINHIBIT: u16 = 0x320;
+pub const MSCRATCH: u16 = 0x340;
+pub const MEPC: u16 = 0x341;
+pub const MCAUSE: u16 = 0x342;
+pub const MTVAL: u16 = 0x343;
+pub const MIP: u16 = 0x344;
+pub const PMPCFG0: u16 = 0x3a0;
+pub const PMPADDR0: u16 = 0x3b0;
+pub const MCYCLE: u16 = 0xb00;
+pub const MINSTRET: u16 = 0xb02;
+pub const MCYCLEH: u16 = 0xb80;
+pub const MINSTRETH: u16 = 0xb82;
+pub const CYCLE: u16 = 0xc00;
+pub const TIME: u16 = 0xc01;
+pub const INSTRET: u16 = 0xc02;
+pub const CYCLEH: u16 = 0xc80;
+pub const TIMEH: u16 = 0xc81;
+pub const INSTRETH: u16 = 0xc82;
+pub const MVENDORID: u16 = 0xf11;
+pub const MARCHID: u16 = 0xf12;
+pub const MIMPID: u16 = 0xf13;
+pub const MHARTID: u16 = 0xf14;
+pub const MCONFIGPTR: u16 = 0xf15;
+
+// mstatus bits.
+pub const MSTATUS_SIE: u32 = 1 << 1;
+pub const MSTATUS_MIE: u32 = 1 << 3;
+pub const MSTATUS_SPIE: u32 = 1 << 5;
+pub const MSTATUS_MPIE: u32 = 1 << 7;
+pub const MSTATUS_SPP: u32 = 1 << 8;
+pub const MSTATUS_MPP: u32 = 3 << 11;
+pub const MSTATUS_MPP_SHIFT: u32 = 11;
+pub const MSTATUS_FS: u32 = 3 << 13;
+pub const MSTATUS_FS_INITIAL: u32 = 1 << 13;
+pub const MSTATUS_MPRV: u32 = 1 << 17;
+pub const MSTATUS_SUM: u32 = 1 << 18;
+pub const MSTATUS_MXR: u32 = 1 << 19;
+pub const MSTATUS_TVM: u32 = 1 << 20;
+pub const MSTATUS_TW: u32 = 1 << 21;
+pub const MSTATUS_TSR: u32 = 1 << 22;
+pub const MSTATUS_SD: u32 = 1 << 31;
+
+const MSTATUS_WRITABLE: u32 = MSTATUS_SIE
+    | MSTATUS_MIE
+    | MSTATUS_SPIE
+    | MSTATUS_MPIE
+    | MSTATUS_SPP
+    | MSTATUS_MPP
+    | MSTATUS_FS
+    | MSTATUS_MPRV
+    | MSTATUS_SUM
+    | MSTATUS_MXR
+    | MSTATUS_TVM
+    | MSTATUS_TW
+    | MSTATUS_TSR;
+const SSTATUS_MASK: u32 =
+    MSTATUS_SIE | MSTATUS_SPIE | MSTATUS_SPP | MSTATUS_FS | MSTATUS_SUM | MSTATUS_MXR | MSTATUS_SD;
+/// mstatus bits whose change alters address translation or permission checks.
+const MSTATUS_MMU_BITS: u32 = MSTATUS_MPRV | MSTATUS_SUM | MSTATUS_MXR | MSTATUS_MPP;
+
+// Interrupt bits (mip/mie).
+pub const IRQ_SSI: u32 = 1 << 1;
+pub const IRQ_MSI: u32 = 1 << 3;
+pub const IRQ_STI: u32 = 1 << 5;
+pub const IRQ_MTI: u32 = 1 << 7;
+pub const IRQ_SEI: u32 = 1 << 9;
+pub const IRQ_MEI: u32 = 1 << 11;
+const S_IRQS: u32 = IRQ_SSI | IRQ_STI | IRQ_SEI;
+const ALL_IRQS: u32 = S_IRQS | IRQ_MSI | IRQ_MTI | IRQ_MEI;
+/// mip bits software may write from M-mode (the others are driven by devices).
+const MIP_WRITABLE: u32 = IRQ_SSI | IRQ_STI | IRQ_SEI;
+/// Exceptions that may be delegated to S-mode (all but ecall-from-M).
+const MEDELEG_WRITABLE: u32 = 0xb3ff;
+
+/// misa: RV32 with I, M, A, F, D, C, B, S, U.
+pub const MISA_VALUE: u32 = (1 << 30)
+    | (1 << 0)  // A
+    | (1 << 1)  // B
+    | (1 << 2)  // C
+    | (1 << 3)  // D
+    | (1 << 5)  // F
+    | (1 << 8)  // I
+    | (1 << 12) // M
+    | (1 << 18) // S
+    | (1 << 20); // U
+
+/// Timebase of the `time` CSR and CLINT mtime, in Hz.
+pub const TIMEBASE_HZ: u64 = 10_000_000;
+
+/// CSR storage. Counters and fcsr live in [`Hart`] where the hot paths touch them.
+#[repr(C)]
+pub struct Csrs {
+    pub mstatus: u32,
+    pub medeleg: u32,
+    pub mideleg: u32,
+    pub mie: u32,
+    pub mip: u32,
+    pub mtvec: u32,
+    pub mscratch: u32,
+    pub mepc: u32,
+    pub mcause: u32,
+    pub mtval: u32,
+    pub mcounteren: u32,
+    pub mcountinhibit: u32,
+    pub menvcfg: u64,
+    pub stvec: u32,
+    pub sscratch: u32,
+    pub sepc: u32,
+    pub scause: u32,
+    pub stval: u32,
+    pub satp: u32,
+    pub scounteren: u32,
+    pub senvcfg: u32,
+    pub stimecmp: u64,
+    pub mhartid: u32,
+    pub pmpcfg: [u32; 4],
+    pub pmpaddr: [u32; 16],
+    /// mcycle = instret + cycle_offset (so writes to mcycle stick).
+    pub cycle_offset: u64,
+    /// When set, `time` derives from retired instructions instead of the host clock.
+    pub deterministic_time: bool,
+    pub time_epoch: Instant,
+}
+
+impl Default for Csrs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Csrs {
+    pub fn new() -> Self {
+        Csrs {
+            mstatus: 0,
+            medeleg: 0,
+            mideleg: 0,
+            mie: 0,
+            mip: 0,
+            mtvec: 0,
+            mscratch: 0,
+            mepc: 0,
+            mcause: 0,
+            mtval: 0,
+            mcounteren: 0,
+            mcountinhibit: 0,
+            menvcfg: 0,
+            stvec: 0,
+            sscratch: 0,
+            sepc: 0,
+            scause: 0,
+            stval: 0,
+            satp: 0,
+            scounteren: 0,
+            senvcfg: 0,
+            stimecmp: u64::MAX,
+            mhartid: 0,
+            pmpcfg: [0; 4],
+            pmpaddr: [0; 16],
+            cycle_offset: 0,
+            deterministic_time: false,
+            time_epoch: Instant::now(),
+        }
+    }
+}
+
+/// What a CSR write asks of the engine beyond the register change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CsrEffect {
+    /// Address translation changed: TLB flushed; cached code keyed by translation is stale.
+    pub translation_changed: bool,
+}
+
+impl Hart {
+    /// The current value of the `time` CSR (ticks of [`TIMEBASE_HZ`]).
+    pub fn time(&self) -> u64 {
+        if self.csr.deterministic_time {
+            // One tick per 10 instructions: ~100 MIPS guest at 10 MHz.
+            self.instret / 10
+        } else {
+            let d = self.csr.time_epoch.elapsed();
+            d.as_secs() * TIMEBASE_HZ + (d.subsec_nanos() as u64) / (1_000_000_000 / TIMEBASE_HZ)
+        }
+    }
+
+    fn counter_allowed(&self, index: u32) -> bool {
+        match self.prv {
+            Priv::Machine => true,
+            Priv::Supervisor => self.csr.mcounteren >> index & 1 != 0,
+            Priv::User => {
+                self.csr.mcounteren >> index & 1 != 0 && self.csr.scounteren >> index & 1 != 0
+            }
+        }
+    }
+
+    fn cycle(&self) -> u64 {
+        self.instret.wrapping_add(self.csr.cycle_offset)
+    }
+
+    /// Read CSR `num` as the instruction at the current privilege level would.
+    pub fn csr_read(&self, num: u16, raw: u32) -> Result<u32, Trap> {
+        let illegal = Err(Trap::illegal(raw));
+        if (num >> 8 & 3) as u8 > self.prv as u8 {
+            return illegal;
+        }
+        let c = &self.csr;
+        let fs_check = || {
+            if self.fp_enabled() {
+                Ok(())
+            } else {
+                Err(Trap::illegal(raw))
+            }
+        };
+        Ok(match num {
+            FFLAGS => {
+                fs_check()?;
+                self.fflags as u32
+            }
+            FRM => {
+                fs_check()?;
+                self.frm as u32
+            }
+            FCSR => {
+                fs_check()?;
+                self.fcsr()
+            }
+            CYCLE..=0xc1f | CYCLEH..=0xc9f => {
+                let index = (num & 0x1f) as u32;
+                if !self.counter_allowed(index) {
+                    return illegal;
+                }
+                let v = match index {
+                    0 => self.cycle(),
+                    1 => self.time(),
+                    2 => self.instret,
+                    _ => 0,
+                };
+                if num >= CYCLEH {
+                    (v >> 32) as u32
+                } else {
+                    v as u32
+                }
+            }
+            SSTATUS => c.mstatus & SSTATUS_MASK,
+            SIE => c.mie & c.mideleg & S_IRQS,
+            STVEC => c.stvec,
+            SCOUNTEREN => c.scounteren,
+            SENVCFG => c.senvcfg,
+            SSCRATCH => c.sscratch,
+            SEPC => c.sepc,
+            SCAUSE => c.scause,
+            STVAL => c.stval,
+            SIP => c.mip & c.mideleg & S_IRQS,
+            STIMECMP | STIMECMPH => {
+                if self.prv < Priv::Machine && c.menvcfg >> 63 == 0 {
+                    return illegal;
+                }
+                if num == STIMECMP {
+                    c.stimecmp as u32
+                } else {
+                    (c.stimecmp >> 32) as u32
+                }
+            }
+            SATP => {
+                if self.prv == Priv::Supervisor && c.mstatus & MSTATUS_TVM != 0 {
+                    return illegal;
+                }
+                c.satp
+            }
+            MSTATUS => c.mstatus,
+            MISA => MISA_VALUE,
+            MEDELEG => c.medeleg,
+            MIDELEG => c.mideleg,
+            MIE => c.mie,
+            MTVEC => c.mtvec,
+            MCOUNTEREN => c.mcounteren,
+            MENVCFG => c.menvcfg as u32,
+            MENVCFGH => (c.menvcfg >> 32) as u32,
+            MSTATUSH => 0,
+            MCOUNTINHIBIT => c.mcountinhibit,
+            0x323..=0x33f => 0, // mhpmevent3..31: no events implemented
+            MSCRATCH => c.mscratch,
+            MEPC => c.mepc,
+            MCAUSE => c.mcause,
+            MTVAL => c.mtval,
+            MIP => c.mip,
+            0x3a0..=0x3a3 => c.pmpcfg[(num - PMPCFG0) as usize],
+            0x3b0..=0x3bf => c.pmpaddr[(num - PMPADDR0) as usize],
+            MCYCLE => self.cycle() as u32,
+            MINSTRET => self.instret as u32,
+            MCYCLEH => (self.cycle() >> 32) as u32,
+            MINSTRETH => (self.instret >> 32) as u32,
+            0xb03..=0xb1f | 0xb83..=0xb9f => 0, // mhpmcounter3..31 hardwired to zero
+            MVENDORID | MARCHID | MIMPID | MCONFIGPTR => 0,
+            MHARTID => c.mhartid,
+            _ => return illegal,
+        })
+    }
+
+    /// Write CSR `num`. The caller has already checked that the CSR exists and is readable at
+    /// this privilege level (by reading it first).
+    pub fn csr_write(&mut self, num: u16, value: u32, raw: u32) -> Result<CsrEffect, Trap> {
+        if num >> 10 == 3 {
+            return Err(Trap::illegal(raw)); // read-only CSR
+        }
+        // Re-run the read-side checks (privilege, existence, FS, TVM, STCE).
+        self.csr_read(num, raw)?;
+        let mut effect = CsrEffect::default();
+        let c = &mut self.csr;
+        match num {
+            FFLAGS => {
+                self.fflags = (value & 0x1f) as u8;
+                self.mark_fp_dirty();
+            }
+            FRM => {
+                self.frm = (value & 7) as u8;
+                self.mark_fp_dirty();
+            }
+            FCSR => {
+                self.fflags = (value & 0x1f) as u8;
+                self.frm = (value >> 5 & 7) as u8;
+                self.mark_fp_dirty();
+            }
+            SSTATUS => {
+                let mask = SSTATUS_MASK & MSTATUS_WRITABLE;
+                let old = c.mstatus;
+                c.mstatus = fix_mstatus(old & !mask | value & mask);
+                effect.translation_changed = (old ^ c.mstatus) & MSTATUS_MMU_BITS != 0;
+            }
+            SIE => {
+                let mask = c.mideleg & S_IRQS;
+                c.mie = c.mie & !mask | value & mask;
+            }
+            STVEC => c.stvec = value & !2,
+            SCOUNTEREN => c.scounteren = value & 7,
+            SENVCFG => c.senvcfg = value & 1, // FIOM only
+            SSCRATCH => c.sscratch = value,
+            SEPC => c.sepc = value & !1,
+            SCAUSE => c.scause = value,
+            STVAL => c.stval = value,
+            SIP => {
+                // Only SSIP is writable through sip.
+                let mask = c.mideleg & IRQ_SSI;
+                c.mip = c.mip & !mask | value & mask;
+            }
+            STIMECMP => c.stimecmp = c.stimecmp & !0xffff_ffff | value as u64,
+            STIMECMPH => c.stimecmp = c.stimecmp & 0xffff_ffff | (value as u64) << 32,
+            SATP => {
+                // MODE (Bare or Sv32), 9-bit ASID and 22-bit PPN are all writable.
+                c.satp = value;
+                effect.translation_changed = true;
+            }
+            MSTATUS => {
+                let old = c.mstatus;
+                c.mstatus = fix_mstatus(old & !MSTATUS_WRITABLE | value & MSTATUS_WRITABLE);
+                effect.translation_changed = (old ^ c.mstatus) & MSTATUS_MMU_BITS != 0;
+            }
+            MISA | MSTATUSH => {}
+            MEDELEG => c.medeleg = value & MEDELEG_WRITABLE,
+            MIDELEG => c.mideleg = value & S_IRQS,
+            MIE => c.mie = value & ALL_IRQS,
+            MTVEC => c.mtvec = value & !2,
+            MCOUNTEREN => c.mcounteren = value,
+            MENVCFG => c.menvcfg = c.menvcfg & !0xffff_ffff | (value & 1) as u64,
+            MENVCFGH => {
+                // STCE (bit 63) only.
+                c.menvcfg = c.menvcfg & 0xffff_ffff | ((value as u64 & (1 << 31)) << 32)
+            }
+            MCOUNTINHIBIT => c.mcountinhibit = value & 0xffff_fffd,
+            0x323..=0x33f => {}
+            MSCRATCH => c.mscratch = value,
+            MEPC => c.mepc = value & !1,
+            MCAUSE => c.mcause = value,
+            MTVAL => c.mtval = value,
+            MIP => c.mip = c.mip & !MIP_WRITABLE | value & MIP_WRITABLE,
+            0x3a0..=0x3a3 => {
+                // Locked entries (L bit) ignore writes.
+                let i = (num - PMPCFG0) as usize;
+                let old = c.pmpcfg[i];
+                let mut new = 0;
+                for byte in 0..4 {
+                    let o = old >> (8 * byte) & 0xff;
+                    let n = value >> (8 * byte) & 0xff;
+                    // W without R is reserved: keep the old value.
+                    let b = if o & 0x80 != 0 || (n & 3) == 2 { o } else { n & 0x9f };
+                    new |= b << (8 * byte);
+                }
+                c.pmpcfg[i] = new;
+            }
+            0x3b0..=0x3bf => {
+                let i = (num - PMPADDR0) as usize;
+                if c.pmpcfg[i / 4] >> (8 * (i % 4)) & 0x80 == 0 {
+                    c.pmpaddr[i] = value;
+                }
+            }
+            MCYCLE => {
+                let cycle = self.cycle() & !0xffff_ffff | value as u64;
+                self.csr.cycle_offset = cycle.wrapping_sub(self.instret);
+            }
+            MCYCLEH => {
+                let cycle = self.cycle() & 0xffff_ffff | (value as u64) << 32;
+                self.csr.cycle_offset = cycle.wrapping_sub(self.instret);
+            }
+            MINSTRET => self.instret = self.instret & !0xffff_ffff | value as u64,
+            MINSTRETH => self.instret = self.instret & 0xffff_ffff | (value as u64) << 32,
+            0xb03..=0xb1f | 0xb83..=0xb9f => {}
+            _ => return Err(Trap::illegal(raw)),
+        }
+        if effect.translation_changed {
+            self.tlb.flush();
+        }
+        Ok(effect)
+    }
+}
+
+/// Apply WARL rules to a new mstatus value: MPP may not hold the reserved value 2, and SD
+/// summarises FS.
+fn fix_mstatus(mut v: u32) -> u32 {
+    if (v & MSTATUS_MPP) >> MSTATUS_MPP_SHIFT == 2 {
+        v &= !MSTATUS_MPP;
+    }
+    if v & MSTATUS_FS == MSTATUS_FS {
+        v |= MSTATUS_SD;
+    } else {
+        v &= !MSTATUS_SD;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_csr_is_illegal() {
+        let h = Hart::new();
+        assert!(h.csr_read(0x7ff, 0x1234).is_err());
+        assert_eq!(h.csr_read(MISA, 0).unwrap(), MISA_VALUE);
+    }
+
+    #[test]
+    fn user_mode_cannot_read_machine_csrs() {
+        let mut h = Hart::new();
+        h.prv = Priv::User;
+        assert!(h.csr_read(MSTATUS, 0).is_err());
+    }
+
+    #[test]
+    fn read_only_csr_write_is_illegal() {
+        let mut h = Hart::new();
+        assert!(h.csr_write(MHARTID, 1, 0).is_err());
+    }
+
+    #[test]
+    fn mpp_reserved_value_is_not_kept() {
+        let mut h = Hart::new();
+        h.csr_write(MSTATUS, 2 << MSTATUS_MPP_SHIFT, 0).unwrap();
+        assert_eq!(h.csr.mstatus & MSTATUS_MPP, 0);
+    }
+}

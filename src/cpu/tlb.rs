@@ -1,0 +1,121 @@
+//! The software TLB: virtual page -> host pointer for RAM pages, with separate read, write and
+//! execute arrays. A hit costs one compare; the JIT inlines the same lookup using `offset_of!`.
+
+/// Entries per access kind (direct mapped by virtual page number).
+pub const TLB_ENTRIES: usize = 1024;
+/// Guest page size.
+pub const PAGE_SIZE: u32 = 4096;
+/// Mask of the offset within a page.
+pub const PAGE_MASK: u32 = PAGE_SIZE - 1;
+/// A tag no page-aligned address can equal.
+pub const INVALID_TAG: u32 = 1;
+
+/// The kind of a memory access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Execute,
+}
+
+/// One TLB entry: `tag` is the page-aligned virtual address; the host address of guest address
+/// `va` in that page is `va as usize + addend` (wrapping).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TlbEntry {
+    pub tag: u32,
+    pub _pad: u32,
+    pub addend: usize,
+}
+
+impl TlbEntry {
+    const EMPTY: TlbEntry = TlbEntry {
+        tag: INVALID_TAG,
+        _pad: 0,
+        addend: 0,
+    };
+}
+
+/// Read, write and execute TLBs.
+#[repr(C)]
+pub struct Tlb {
+    pub read: [TlbEntry; TLB_ENTRIES],
+    pub write: [TlbEntry; TLB_ENTRIES],
+    pub exec: [TlbEntry; TLB_ENTRIES],
+}
+
+impl Default for Tlb {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tlb {
+    pub const fn new() -> Self {
+        Tlb {
+            read: [TlbEntry::EMPTY; TLB_ENTRIES],
+            write: [TlbEntry::EMPTY; TLB_ENTRIES],
+            exec: [TlbEntry::EMPTY; TLB_ENTRIES],
+        }
+    }
+
+    /// The slot index of virtual address `va`.
+    #[inline(always)]
+    pub fn index(va: u32) -> usize {
+        (va >> 12) as usize & (TLB_ENTRIES - 1)
+    }
+
+    #[inline(always)]
+    fn array(&self, access: Access) -> &[TlbEntry; TLB_ENTRIES] {
+        match access {
+            Access::Read => &self.read,
+            Access::Write => &self.write,
+            Access::Execute => &self.exec,
+        }
+    }
+
+    /// Host address of `va` if its page is in the TLB for `access`.
+    #[inline(always)]
+    pub fn lookup(&self, va: u32, access: Access) -> Option<usize> {
+        let e = &self.array(access)[Self::index(va)];
+        if e.tag == va & !PAGE_MASK {
+            Some((va as usize).wrapping_add(e.addend))
+        } else {
+            None
+        }
+    }
+
+    /// Install a mapping of the page holding `va` to the host page at `host_page`.
+    pub fn insert(&mut self, va: u32, access: Access, host_page: *mut u8) {
+        let page = va & !PAGE_MASK;
+        let entry = TlbEntry {
+            tag: page,
+            _pad: 0,
+            addend: (host_page as usize).wrapping_sub(page as usize),
+        };
+        let arr = match access {
+            Access::Read => &mut self.read,
+            Access::Write => &mut self.write,
+            Access::Execute => &mut self.exec,
+        };
+        arr[Self::index(va)] = entry;
+    }
+
+    /// Drop every entry.
+    pub fn flush(&mut self) {
+        for arr in [&mut self.read, &mut self.write, &mut self.exec] {
+            arr.fill(TlbEntry::EMPTY);
+        }
+    }
+
+    /// Drop the entries for the page holding `va`.
+    pub fn flush_page(&mut self, va: u32) {
+        let i = Self::index(va);
+        let page = va & !PAGE_MASK;
+        for arr in [&mut self.read, &mut self.write, &mut self.exec] {
+            if arr[i].tag == page {
+                arr[i] = TlbEntry::EMPTY;
+            }
+        }
+    }
+}

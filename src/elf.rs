@@ -1,0 +1,1 @@
+//! ELF32 RISC-V parsing shared by the user-mode loader and the bare-metal runner.

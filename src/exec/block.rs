@@ -1,0 +1,95 @@
+//! Basic blocks: instructions decoded once, from a start address to the first control transfer,
+//! system instruction or page boundary.
+
+use super::platform::{Platform, Target};
+use crate::cpu::tlb::PAGE_MASK;
+use crate::cpu::{Access, Exception, Hart, Trap};
+use crate::isa::{decode, insn_len, Insn};
+
+/// Upper bound on instructions per block, so a block stays short in time (interrupts are taken
+/// only between blocks).
+pub const MAX_BLOCK_INSNS: usize = 128;
+
+/// A decoded basic block.
+pub struct Block {
+    /// Guest virtual address of the first instruction when the block was built.
+    pub pc: u32,
+    /// Host address of the first instruction's bytes: the block's identity, so the same code
+    /// reached through another mapping reuses the block, and a remapped page never does.
+    pub host: usize,
+    pub insns: Box<[Insn]>,
+    /// Times the block was entered.
+    pub exec_count: u64,
+}
+
+/// Host address of the instruction at `pc`, translating through the platform on a TLB miss.
+/// Fetches from non-RAM raise an instruction access fault.
+#[inline(always)]
+pub fn fetch_host<P: Platform>(hart: &mut Hart, plat: &mut P, pc: u32) -> Result<usize, Trap> {
+    if let Some(h) = hart.tlb.lookup(pc, Access::Execute) {
+        return Ok(h);
+    }
+    fetch_host_slow(hart, plat, pc)
+}
+
+#[cold]
+fn fetch_host_slow<P: Platform>(hart: &mut Hart, plat: &mut P, pc: u32) -> Result<usize, Trap> {
+    match plat.translate(hart, pc, Access::Execute)? {
+        Target::Ram { host, cacheable } => {
+            if cacheable {
+                let page = host.wrapping_sub((pc & PAGE_MASK) as usize);
+                hart.tlb.insert(pc, Access::Execute, page);
+            }
+            Ok(host as usize)
+        }
+        Target::Mmio { .. } => Err(Trap::new(Exception::InsnAccessFault, pc)),
+    }
+}
+
+/// Read the 16-bit parcel at host address `host`.
+fn parcel(host: usize) -> u16 {
+    // SAFETY: callers pass host addresses of guest RAM obtained from `fetch_host` for a pc in
+    // the same page, with at least 2 bytes left in that page.
+    unsafe { std::ptr::read_unaligned(host as *const u16) }
+}
+
+/// Decode the block starting at `pc`, whose first byte is at host address `host`.
+pub fn build<P: Platform>(
+    hart: &mut Hart,
+    plat: &mut P,
+    pc: u32,
+    host: usize,
+) -> Result<Block, Trap> {
+    let mut insns = Vec::with_capacity(16);
+    let to_page_end = 0x1000 - (pc & PAGE_MASK);
+    let mut off: u32 = 0;
+    loop {
+        let page_left = to_page_end - off;
+        let lo = parcel(host + off as usize);
+        let len = insn_len(lo);
+        let bits = if len == 2 {
+            lo as u32
+        } else if page_left >= 4 {
+            lo as u32 | (parcel(host + off as usize + 2) as u32) << 16
+        } else if insns.is_empty() {
+            // A 32-bit instruction straddling a page boundary: fetch its upper half through
+            // the next page's translation (which may fault with that page's address).
+            let next = fetch_host(hart, plat, pc.wrapping_add(off + 2))?;
+            lo as u32 | (parcel(next) as u32) << 16
+        } else {
+            break; // let a block of its own handle the straddling instruction
+        };
+        let insn = decode(bits);
+        insns.push(insn);
+        off += len as u32;
+        if insn.ends_block() || insns.len() >= MAX_BLOCK_INSNS || off >= to_page_end {
+            break;
+        }
+    }
+    Ok(Block {
+        pc,
+        host,
+        insns: insns.into_boxed_slice(),
+        exec_count: 0,
+    })
+}

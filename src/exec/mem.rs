@@ -1,0 +1,188 @@
+//! Guest loads and stores for the interpreter (and, as out-of-line helpers, for JIT tiers): a
+//! TLB hit is one compare and a host access; everything else goes through the platform.
+
+use super::platform::{Platform, Target};
+use crate::cpu::{Access, Exception, Hart, Trap};
+
+/// A value that can be loaded or stored: 1, 2, 4 or 8 bytes.
+pub trait MemValue: Copy {
+    const SIZE: u32;
+    fn to_u64(self) -> u64;
+    fn from_u64(v: u64) -> Self;
+}
+
+macro_rules! mem_value {
+    ($($t:ty),*) => {$(
+        impl MemValue for $t {
+            const SIZE: u32 = std::mem::size_of::<$t>() as u32;
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+mem_value!(u8, u16, u32, u64);
+
+/// Load a `T` from virtual address `va`.
+#[inline(always)]
+pub fn load<T: MemValue, P: Platform>(hart: &mut Hart, plat: &mut P, va: u32) -> Result<T, Trap> {
+    if va & (T::SIZE - 1) == 0 {
+        if let Some(host) = hart.tlb.lookup(va, Access::Read) {
+            // SAFETY: a TLB read entry maps a whole guest RAM page to valid host memory that
+            // outlives the hart's use of it, and an aligned access stays within that page.
+            return Ok(unsafe { std::ptr::read_unaligned(host as *const T) });
+        }
+    }
+    load_slow(hart, plat, va)
+}
+
+/// Store a `T` to virtual address `va`.
+#[inline(always)]
+pub fn store<T: MemValue, P: Platform>(
+    hart: &mut Hart,
+    plat: &mut P,
+    va: u32,
+    value: T,
+) -> Result<(), Trap> {
+    if va & (T::SIZE - 1) == 0 {
+        if let Some(host) = hart.tlb.lookup(va, Access::Write) {
+            // SAFETY: as in `load`; write entries exist only for writable RAM pages.
+            unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+            return Ok(());
+        }
+    }
+    store_slow(hart, plat, va, value)
+}
+
+/// Translate through the platform and remember the page in the TLB when allowed.
+#[inline]
+fn translate<P: Platform>(
+    hart: &mut Hart,
+    plat: &mut P,
+    va: u32,
+    access: Access,
+) -> Result<Target, Trap> {
+    let target = plat.translate(hart, va, access)?;
+    if let Target::Ram {
+        host,
+        cacheable: true,
+    } = target
+    {
+        let page_offset = (va & crate::cpu::tlb::PAGE_MASK) as usize;
+        hart.tlb
+            .insert(va, access, host.wrapping_sub(page_offset));
+    }
+    Ok(target)
+}
+
+#[cold]
+#[inline(never)]
+fn load_slow<T: MemValue, P: Platform>(
+    hart: &mut Hart,
+    plat: &mut P,
+    va: u32,
+) -> Result<T, Trap> {
+    if va & (T::SIZE - 1) != 0 {
+        if !plat.allow_misaligned() {
+            return Err(Trap::new(Exception::LoadMisaligned, va));
+        }
+        let mut v = 0u64;
+        for i in 0..T::SIZE {
+            let b: u8 = load(hart, plat, va.wrapping_add(i))?;
+            v |= (b as u64) << (8 * i);
+        }
+        return Ok(T::from_u64(v));
+    }
+    match translate(hart, plat, va, Access::Read)? {
+        // SAFETY: the platform returned a host pointer to guest RAM valid for this access.
+        Target::Ram { host, .. } => Ok(unsafe { std::ptr::read_unaligned(host as *const T) }),
+        Target::Mmio { paddr } => plat
+            .mmio_read(hart, paddr, T::SIZE)
+            .map(T::from_u64),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn store_slow<T: MemValue, P: Platform>(
+    hart: &mut Hart,
+    plat: &mut P,
+    va: u32,
+    value: T,
+) -> Result<(), Trap> {
+    if va & (T::SIZE - 1) != 0 {
+        if !plat.allow_misaligned() {
+            return Err(Trap::new(Exception::StoreMisaligned, va));
+        }
+        // Check every byte is writable before changing any, so a fault leaves memory intact.
+        for i in 0..T::SIZE {
+            translate(hart, plat, va.wrapping_add(i), Access::Write)?;
+        }
+        let v = value.to_u64();
+        for i in 0..T::SIZE {
+            store(hart, plat, va.wrapping_add(i), (v >> (8 * i)) as u8)?;
+        }
+        return Ok(());
+    }
+    match translate(hart, plat, va, Access::Write)? {
+        Target::Ram { host, .. } => {
+            // SAFETY: the platform returned a host pointer to writable guest RAM.
+            unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+            Ok(())
+        }
+        Target::Mmio { paddr } => plat.mmio_write(hart, paddr, T::SIZE, value.to_u64()),
+    }
+}
+
+/// Read-modify-write of an aligned word for AMOs: faults are reported as store/AMO faults, and
+/// a misaligned address raises the store/AMO misaligned exception (never emulated).
+#[inline]
+pub fn amo<P: Platform>(
+    hart: &mut Hart,
+    plat: &mut P,
+    va: u32,
+    f: impl FnOnce(u32) -> u32,
+) -> Result<u32, Trap> {
+    if va & 3 != 0 {
+        return Err(Trap::new(Exception::StoreMisaligned, va));
+    }
+    let host = match hart.tlb.lookup(va, Access::Write) {
+        Some(h) if hart.tlb.lookup(va, Access::Read).is_some() => h,
+        _ => {
+            // An AMO needs both permissions; a failing read permission is a store/AMO fault.
+            let read = translate(hart, plat, va, Access::Read).map_err(as_store_fault)?;
+            let write = translate(hart, plat, va, Access::Write)?;
+            match (read, write) {
+                (Target::Ram { .. }, Target::Ram { host, .. }) => host as usize,
+                (_, Target::Mmio { paddr }) | (Target::Mmio { paddr }, _) => {
+                    let old = plat.mmio_read(hart, paddr, 4).map_err(as_store_fault)? as u32;
+                    plat.mmio_write(hart, paddr, 4, f(old) as u64)?;
+                    return Ok(old);
+                }
+            }
+        }
+    };
+    let p = host as *mut u32;
+    // SAFETY: `host` points at an aligned word of writable guest RAM (TLB entry or fresh
+    // translation).
+    let old = unsafe { p.read() };
+    // SAFETY: as above.
+    unsafe { p.write(f(old)) };
+    Ok(old)
+}
+
+/// Turn a load fault into the corresponding store/AMO fault (AMOs report store causes).
+fn as_store_fault(t: Trap) -> Trap {
+    let cause = match t.exception() {
+        Some(Exception::LoadPageFault) => Exception::StorePageFault,
+        Some(Exception::LoadAccessFault) => Exception::StoreAccessFault,
+        Some(Exception::LoadMisaligned) => Exception::StoreMisaligned,
+        _ => return t,
+    };
+    Trap::new(cause, t.tval)
+}

@@ -1,0 +1,70 @@
+//! The boundary between the engine and what surrounds the hart: a user-mode Linux process, a
+//! bare-metal test harness, or the full machine. The engine is generic over [`Platform`] so
+//! every call is static and inlinable.
+
+use crate::cpu::{Access, Hart, Trap};
+
+/// Where a translated access lands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Guest RAM: `host` points at the accessed byte. When `cacheable` the engine may install a
+    /// TLB entry for the whole 4 KiB page, so later accesses skip the platform entirely.
+    Ram { host: *mut u8, cacheable: bool },
+    /// Not RAM: the access goes to [`Platform::mmio_read`] / [`Platform::mmio_write`] with this
+    /// physical address.
+    Mmio { paddr: u32 },
+}
+
+/// Why the engine stopped running the hart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The guest asked to exit with this status (exit syscall, HTIF tohost, syscon).
+    Exit(i32),
+    /// The instruction budget given to the engine ran out.
+    InsnLimit,
+    /// The guest died (fatal signal in user mode, unhandled trap, ...). The message says why;
+    /// the status is what the process should exit with.
+    Fatal { status: i32, message: String },
+}
+
+/// How to go on after the platform handled a trap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Continue at `hart.pc`.
+    Continue,
+    /// Continue at `hart.pc`, but every decoded or compiled block may be stale (code memory was
+    /// remapped or unmapped): drop them first.
+    FlushCode,
+}
+
+/// Services the engine needs from its surroundings.
+pub trait Platform {
+    /// Translate virtual address `va` for `access` at the hart's current privilege and address
+    /// translation mode. Errors are the trap the access raises (page fault, access fault).
+    fn translate(&mut self, hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap>;
+
+    /// A load of `size` (1, 2, 4 or 8) bytes from a non-RAM physical address.
+    fn mmio_read(&mut self, hart: &mut Hart, paddr: u32, size: u32) -> Result<u64, Trap>;
+
+    /// A store of `size` (1, 2, 4 or 8) bytes to a non-RAM physical address.
+    fn mmio_write(&mut self, hart: &mut Hart, paddr: u32, size: u32, value: u64)
+        -> Result<(), Trap>;
+
+    /// Handle a synchronous trap raised by the instruction at `hart.pc` (ecall, misaligned
+    /// access, page fault, illegal instruction, ...): emulate it (user-mode syscalls), deliver it
+    /// to the guest's trap handler, or stop.
+    fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop>;
+
+    /// Called by the run loop between blocks: take pending interrupts, notice exit requests.
+    /// Must be cheap; it runs once per block.
+    #[inline(always)]
+    fn between_blocks(&mut self, _hart: &mut Hart) -> Option<Stop> {
+        None
+    }
+
+    /// Whether misaligned loads and stores may be performed directly (`--allow-misaligned`)
+    /// instead of raising a misaligned trap.
+    fn allow_misaligned(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,1 @@
+//! User-mode Linux process emulation: ELF loading, stack and auxv, syscalls.
