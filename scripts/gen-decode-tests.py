@@ -11,7 +11,7 @@ binutils 2.40 (Debian bookworm) does not know Zicond, so those two instructions 
 `.insn r` (still produced by the assembler) and their expected text is given here in the syntax of
 the ratified Zicond spec.
 
-Usage: scripts/gen-decode-tests.py   (rewrites src/isa/decode_tests.rs; run `cargo fmt` after)
+Usage: scripts/gen-decode-tests.py   (rewrites src/isa/decode_tests.rs and rustfmt's it)
 """
 
 import os
@@ -255,6 +255,7 @@ def main():
     out += ["];", ""]
     with open(OUT, "w") as f:
         f.write("\n".join(out))
+    subprocess.run(["rustfmt", "--edition", "2021", OUT], check=True)
     print(f"wrote {OUT}: {len(wide)} + {len(narrow)} + {len(zicond)} instructions")
 
 

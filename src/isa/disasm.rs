@@ -191,9 +191,9 @@ enum Operands {
     Jump,
     /// `x1,x2,0x1000` (absolute target of a branch).
     Branch,
-    /// `x1,-4(x2)`; the bools say whether rd / the base are FP registers (base never is).
+    /// `x1,-4(x2)` (also `jalr`); `fp` when rd is an FP register.
     Load { fp: bool },
-    /// `x5,-4(x2)`: rs2 first, then offset(rs1).
+    /// `x5,-4(x2)`: rs2 first, then offset(rs1); `fp` when rs2 is an FP register.
     Store { fp: bool },
     /// `x1,x2,-5` (decimal immediate).
     AluImm,
@@ -256,8 +256,9 @@ fn operands_of(op: Op) -> Operands {
         ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW | AmominuW
         | AmomaxuW => O::Amo,
         FaddS | FsubS | FmulS | FdivS | FaddD | FsubD | FmulD | FdivD => O::FpR { rounds: true },
-        FsgnjS | FsgnjnS | FsgnjxS | FminS | FmaxS | FsgnjD | FsgnjnD | FsgnjxD | FminD
-        | FmaxD => O::FpR { rounds: false },
+        FsgnjS | FsgnjnS | FsgnjxS | FminS | FmaxS | FsgnjD | FsgnjnD | FsgnjxD | FminD | FmaxD => {
+            O::FpR { rounds: false }
+        }
         FmaddS | FmsubS | FnmsubS | FnmaddS | FmaddD | FmsubD | FnmsubD | FnmaddD => O::FpR4,
         FsqrtS | FsqrtD | FcvtSD => O::FpUnary { rounds: true },
         // Widening to double is exact: like objdump, do not print its rm field.
@@ -398,4 +399,39 @@ fn write_disasm(out: &mut String, insn: &Insn, pc: u32) -> fmt::Result {
         O::FpCompare => write!(out, "x{rd},f{rs1},f{rs2}")?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::decode;
+
+    #[test]
+    fn op_display_is_the_lowercase_mnemonic() {
+        assert_eq!(Op::FcvtWS.to_string(), "fcvt.w.s");
+        assert_eq!(Op::AmoswapW.to_string(), "amoswap.w");
+        assert_eq!(Op::SfenceVma.to_string(), "sfence.vma");
+        assert_eq!(format!("{}", Op::CzeroNez), "czero.nez");
+    }
+
+    #[test]
+    fn targets_are_absolute_and_wrap() {
+        // jal x1,.-4 (assembled: 0xffdff0ef) at address 0 wraps to the top of the space.
+        assert_eq!(disasm(&decode(0xffdff0ef), 0), "jal x1,0xfffffffc");
+        assert_eq!(
+            disasm(&decode(0xffdff0ef), 0x8000_0000),
+            "jal x1,0x7ffffffc"
+        );
+        // c.beqz x8,.-256 (0xd001)
+        assert_eq!(disasm(&decode(0xd001), 0x1000), "beq x8,x0,0xf00");
+    }
+
+    #[test]
+    fn illegal_and_special_forms() {
+        assert_eq!(disasm(&decode(0x0000_0000), 0), ".2byte 0x0");
+        assert_eq!(disasm(&decode(0xffff_ffff), 0), ".4byte 0xffffffff");
+        assert_eq!(disasm(&decode(0x0100_000f), 0), "fence w,0"); // pause
+        assert_eq!(disasm(&decode(0x8330_000f), 0), "fence.tso");
+        assert_eq!(disasm(&decode(0x9002), 0), "ebreak"); // c.ebreak
+    }
 }

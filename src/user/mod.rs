@@ -1,1 +1,353 @@
-//! User-mode Linux process emulation: ELF loading, stack and auxv, syscalls.
+//! User-mode Linux process emulation (`rv32vm run prog.elf args...`, like `qemu-riscv32`): a
+//! static RV32 Linux ELF runs in U-mode on the engine; its ecalls are Linux syscalls served by
+//! the host, its misaligned accesses are emulated as the kernel would, and its faults end it
+//! with the signal a real process would die of.
+//!
+//! Address-space layout (all guest virtual):
+//!
+//! | range | what |
+//! |---|---|
+//! | image .. brk | program segments, then the heap grown by `brk` |
+//! | .. [`MMAP_TOP`] | `mmap` area, allocated top-down |
+//! | [`STACK_TOP`] - 8 MiB .. [`STACK_TOP`] | stack (argv, envp, auxv at the top) |
+//! | [`TASK_SIZE`] .. 4 GiB | never mapped (the kernel's half on Linux) |
+
+mod fs;
+mod loader;
+mod mem;
+mod misaligned;
+mod mman;
+mod stack;
+mod syscall;
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::cpu::csr::{MSTATUS_FS, MSTATUS_FS_INITIAL};
+use crate::cpu::{Access, Exception, Hart, Priv, Trap};
+use crate::elf::{ElfError, ElfFile};
+use crate::exec::platform::{Platform, Resume, Stop, Target};
+use crate::exec::{Engine, EngineConfig};
+
+use fs::FdTable;
+use mem::{perm, GuestMemory};
+use mman::{Brk, SharedFileMap};
+use stack::{at, StackContents};
+use syscall::{sig, signal_name, SignalState};
+
+/// End of the user address space (Linux rv32 TASK_SIZE).
+pub const TASK_SIZE: u32 = 0xc000_0000;
+/// Top of the initial stack.
+pub const STACK_TOP: u32 = TASK_SIZE;
+/// Size of the stack mapping (the usual RLIMIT_STACK).
+pub const STACK_SIZE: u32 = 8 << 20;
+/// Highest address the mmap area allocates from (below the stack and a guard gap).
+pub const MMAP_TOP: u32 = STACK_TOP - STACK_SIZE - (16 << 20);
+/// Lowest address mmap hands out or accepts with MAP_FIXED (vm.mmap_min_addr).
+pub const MMAP_MIN: u32 = 0x1_0000;
+/// Where a static-pie program is loaded.
+pub const PIE_BASE: u32 = 0x0040_0000;
+
+/// What to run and how.
+pub struct UserOptions {
+    /// The static RV32 Linux ELF executable.
+    pub program: PathBuf,
+    /// Arguments after argv[0] (argv[0] is `program` as given).
+    pub args: Vec<String>,
+    /// Perform misaligned loads/stores directly instead of trapping and emulating them.
+    pub allow_misaligned: bool,
+    /// Engine configuration (tier, ...).
+    pub engine: EngineConfig,
+    /// Stop after this many instructions (exit status 124).
+    pub max_insns: Option<u64>,
+    /// `NAME=value` entries added to (or replacing in) the host environment passed to the guest.
+    pub extra_env: Vec<String>,
+}
+
+impl Default for UserOptions {
+    fn default() -> Self {
+        UserOptions {
+            program: PathBuf::new(),
+            args: Vec::new(),
+            allow_misaligned: false,
+            engine: EngineConfig::default(),
+            max_insns: None,
+            extra_env: Vec::new(),
+        }
+    }
+}
+
+/// Why a program could not be started.
+#[derive(Debug, Error)]
+pub enum UserError {
+    /// The program file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The program is not a loadable RV32 ELF executable.
+    #[error("{}: {source}", path.display())]
+    Elf { path: PathBuf, source: ElfError },
+    /// A segment lies outside the user address space.
+    #[error("{}: segment at {vaddr:#010x} does not fit in the user address space", path.display())]
+    Layout { path: PathBuf, vaddr: u32 },
+    /// argv and the environment do not fit on the stack.
+    #[error("argument list and environment too long for the initial stack")]
+    ArgumentsTooLong,
+    /// The host refused to reserve the guest address space.
+    #[error("cannot reserve the 4 GiB guest address space: {0}")]
+    Reserve(std::io::Error),
+}
+
+/// Run a user-mode program to completion; returns its exit status (128 + signal number when a
+/// signal killed it, 124 when `max_insns` ran out). A fatal signal's message goes to stderr.
+pub fn run(opts: UserOptions) -> Result<i32, UserError> {
+    let (mut process, mut hart) = Process::new(&opts)?;
+    let mut engine = Engine::new(opts.engine);
+    let stop = engine.run(&mut hart, &mut process, opts.max_insns);
+    process.write_back_all();
+    Ok(match stop {
+        Stop::Exit(status) => status,
+        Stop::InsnLimit => {
+            eprintln!("rv32vm: instruction limit reached at pc {:#010x}", hart.pc);
+            124
+        }
+        Stop::Fatal { status, message } => {
+            if !message.is_empty() {
+                eprintln!("{message}");
+            }
+            status
+        }
+    })
+}
+
+/// The Stop for a guest killed by signal `signo` at `pc` (with the faulting address, if any).
+pub(crate) fn fatal_signal(signo: i32, pc: u32, addr: Option<u32>) -> Stop {
+    let addr = addr.map_or(String::new(), |a| format!(" (addr {a:#010x})"));
+    Stop::Fatal {
+        status: 128 + signo,
+        message: format!(
+            "rv32vm: guest killed by {} at pc {pc:#010x}{addr}",
+            signal_name(signo)
+        ),
+    }
+}
+
+/// A user-mode process: guest memory, open files and the rest of the kernel-side state. It is
+/// the [`Platform`] the engine runs the hart on.
+pub struct Process {
+    mem: GuestMemory,
+    fds: FdTable,
+    brk: Brk,
+    shared_maps: Vec<SharedFileMap>,
+    signals: SignalState,
+    /// Absolute path of the program (what /proc/self/exe shows).
+    exe_path: PathBuf,
+    allow_misaligned: bool,
+    /// The process id the guest sees (the host's).
+    pid: u32,
+    /// Resource limits the guest set (soft, hard); None = the host's.
+    rlimits: [Option<(u64, u64)>; 16],
+    /// prctl(PR_SET_NAME) name.
+    thread_name: [u8; 16],
+    /// Code memory changed during the current trap: tell the engine to drop decoded blocks.
+    flush_code: bool,
+}
+
+impl Process {
+    /// Load `opts.program` and build the initial stack; returns the process and a hart ready to
+    /// run it in U-mode.
+    pub fn new(opts: &UserOptions) -> Result<(Process, Hart), UserError> {
+        let path = &opts.program;
+        let bytes = std::fs::read(path).map_err(|source| UserError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let elf = ElfFile::parse(&bytes).map_err(|source| UserError::Elf {
+            path: path.clone(),
+            source,
+        })?;
+        let mut mem = GuestMemory::new().map_err(UserError::Reserve)?;
+        let image = loader::load(&mut mem, &elf, PIE_BASE, MMAP_TOP).map_err(|e| {
+            UserError::Layout {
+                path: path.clone(),
+                vaddr: e.vaddr,
+            }
+        })?;
+
+        let stack_bottom = STACK_TOP - STACK_SIZE;
+        mem.map(stack_bottom, STACK_SIZE as u64, perm::R | perm::W);
+        let program = path.as_os_str().as_encoded_bytes().to_vec();
+        let mut args = vec![program.clone()];
+        args.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
+        let env = guest_environment(&opts.extra_env);
+        let mut random = [0u8; 16];
+        if syscall::fill_random(&mut random).is_err() {
+            tracing::warn!("no host randomness for AT_RANDOM; using zeros");
+        }
+        // SAFETY (four calls): these only return the caller's ids.
+        let ids = unsafe { [libc::getuid(), libc::geteuid(), libc::getgid(), libc::getegid()] };
+        let auxv = [
+            (at::PHDR, image.phdr),
+            (at::PHENT, elf.phentsize as u32),
+            (at::PHNUM, elf.phnum as u32),
+            (at::PAGESZ, 4096),
+            (at::BASE, 0),
+            (at::FLAGS, 0),
+            (at::ENTRY, image.entry),
+            (at::UID, ids[0]),
+            (at::EUID, ids[1]),
+            (at::GID, ids[2]),
+            (at::EGID, ids[3]),
+            (at::SECURE, 0),
+            (at::HWCAP, stack::HWCAP_IMAFDC),
+            (at::CLKTCK, 100),
+        ];
+        let contents = StackContents {
+            args: &args,
+            env: &env,
+            execfn: &program,
+            auxv: &auxv,
+            random,
+        };
+        // Like Linux, argv and envp may use at most a quarter of the stack.
+        let sp = stack::build(&mut mem, STACK_TOP, STACK_TOP - STACK_SIZE / 4, &contents)
+            .map_err(|_| UserError::ArgumentsTooLong)?;
+
+        let mut hart = Hart::new();
+        hart.prv = Priv::User;
+        hart.pc = image.entry;
+        hart.x[2] = sp;
+        hart.csr.mstatus = (hart.csr.mstatus & !MSTATUS_FS) | MSTATUS_FS_INITIAL;
+        // Let U-mode read cycle, time and instret, as qemu-user does.
+        hart.csr.mcounteren = 7;
+        hart.csr.scounteren = 7;
+
+        let exe_path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let process = Process {
+            mem,
+            fds: FdTable::with_std_streams(),
+            brk: Brk {
+                start: image.end,
+                current: image.end,
+            },
+            shared_maps: Vec::new(),
+            signals: SignalState::default(),
+            exe_path,
+            allow_misaligned: opts.allow_misaligned,
+            pid: std::process::id(),
+            rlimits: [None; 16],
+            thread_name: name_of(path),
+            flush_code: false,
+        };
+        Ok((process, hart))
+    }
+
+    /// The current program break.
+    pub fn brk(&self) -> u32 {
+        self.brk.current
+    }
+}
+
+/// The first 15 bytes of the program's file name (the initial comm / PR_GET_NAME).
+fn name_of(path: &Path) -> [u8; 16] {
+    let mut name = [0u8; 16];
+    if let Some(f) = path.file_name() {
+        let b = f.as_encoded_bytes();
+        let n = b.len().min(15);
+        name[..n].copy_from_slice(&b[..n]);
+    }
+    name
+}
+
+/// The host environment with `extra` ("NAME=value") entries added or replacing.
+fn guest_environment(extra: &[String]) -> Vec<Vec<u8>> {
+    let mut env: Vec<Vec<u8>> = std::env::vars_os()
+        .map(|(k, v)| {
+            let mut e = k.as_encoded_bytes().to_vec();
+            e.push(b'=');
+            e.extend_from_slice(v.as_encoded_bytes());
+            e
+        })
+        .collect();
+    for e in extra {
+        if let Some(eq) = e.find('=') {
+            let prefix = &e.as_bytes()[..=eq];
+            env.retain(|x| !x.starts_with(prefix));
+            env.push(e.as_bytes().to_vec());
+        }
+    }
+    env
+}
+
+impl Platform for Process {
+    #[inline]
+    fn translate(&mut self, _hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
+        let (need, cause) = match access {
+            Access::Read => (perm::R, Exception::LoadPageFault),
+            Access::Write => (perm::W, Exception::StorePageFault),
+            Access::Execute => (perm::X, Exception::InsnPageFault),
+        };
+        if self.mem.page_perm(va) & need != 0 {
+            Ok(Target::Ram {
+                host: self.mem.host_ptr(va),
+                cacheable: true,
+            })
+        } else {
+            Err(Trap::new(cause, va))
+        }
+    }
+
+    fn mmio_read(&mut self, _hart: &mut Hart, paddr: u32, _size: u32) -> Result<u64, Trap> {
+        // translate() never returns Mmio in user mode.
+        Err(Trap::new(Exception::LoadAccessFault, paddr))
+    }
+
+    fn mmio_write(&mut self, _hart: &mut Hart, paddr: u32, _size: u32, _value: u64) -> Result<(), Trap> {
+        Err(Trap::new(Exception::StoreAccessFault, paddr))
+    }
+
+    fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop> {
+        use Exception::*;
+        let pc = hart.pc;
+        match trap.exception() {
+            Some(EcallFromU) => {
+                self.flush_code = false;
+                self.syscall(hart)?;
+                let flush = std::mem::take(&mut self.flush_code) | self.mem.take_code_written();
+                Ok(if flush {
+                    Resume::FlushCode
+                } else {
+                    Resume::Continue
+                })
+            }
+            Some(LoadMisaligned | StoreMisaligned) => misaligned::emulate(self, hart, trap),
+            Some(
+                LoadPageFault | StorePageFault | InsnPageFault | LoadAccessFault
+                | StoreAccessFault | InsnAccessFault,
+            ) => Err(fatal_signal(sig::SIGSEGV, pc, Some(trap.tval))),
+            Some(InsnMisaligned) => Err(fatal_signal(sig::SIGBUS, pc, Some(trap.tval))),
+            Some(Breakpoint) => Err(fatal_signal(sig::SIGTRAP, pc, None)),
+            Some(IllegalInsn) => {
+                let mut stop = fatal_signal(sig::SIGILL, pc, None);
+                if let Stop::Fatal { message, .. } = &mut stop {
+                    message.push_str(&format!(" (insn {:#010x})", trap.tval));
+                }
+                Err(stop)
+            }
+            _ => {
+                tracing::warn!(cause = trap.cause, tval = trap.tval, "unexpected trap in user mode");
+                Err(fatal_signal(sig::SIGILL, pc, None))
+            }
+        }
+    }
+
+    fn allow_misaligned(&self) -> bool {
+        self.allow_misaligned
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -651,10 +651,11 @@ test_ ## testnum:                                                        \
     TEST_FP_S(testnum, flags, result, 0, 0, 0,                           \
         li a1, ival;                                                     \
         inst f3, a1, rm)
-#define TEST_INT_FP_D(testnum, inst, rm, flags, result, ival)            \
+/* fcvt.d.w[u] is always exact, so it takes no rounding mode. */
+#define TEST_INT_FP_D(testnum, inst, flags, result, ival)                \
     TEST_FP_D(testnum, flags, result, 0, 0, 0,                           \
         li a1, ival;                                                     \
-        inst f3, a1, rm)
+        inst f3, a1)
 
 /* fcvt.s.d: single result from a double operand. */
 #define TEST_FCVT_S_D(testnum, rm, flags, result, v1)                    \

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install what building and testing rv32vm needs on Debian (bookworm or later): the RISC-V cross
+# compiler for ISA tests, QEMU as the reference (qemu-riscv32, qemu-system-riscv32), and zig (from
+# PyPI) as the riscv32-linux-musl C compiler for guest programs. Idempotent; safe to re-run.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+apt_packages=(gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu qemu-user qemu-system-misc
+              python3-pip build-essential bzip2 xz-utils dpkg-dev)
+missing=()
+for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! python3 -m ziglang version >/dev/null 2>&1; then
+    echo "setup: installing zig (PyPI package ziglang)"
+    python3 -m pip install -q ziglang || python3 -m pip install -q --break-system-packages ziglang
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup: cargo not found: install Rust (rustup) first" >&2
+    exit 1
+fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command: install what the tests need, check formatting and lints, then run every
+# test (unit, ISA suites under every tier, user-mode programs and busybox against qemu-riscv32).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo fmt --all --check
+cargo clippy --release --all-targets -- -D warnings
+cargo test --release --workspace

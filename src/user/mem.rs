@@ -1,0 +1,471 @@
+//! Guest memory of a user-mode process: the whole 4 GiB guest address space reserved as one
+//! host mapping (guest address `va` lives at host `base + va`), with per-page guest permissions
+//! kept in a table. Only pages the guest mapped are accessible; every access from syscalls goes
+//! through the checked helpers here, so a bad guest pointer becomes EFAULT, never a host crash.
+
+use std::io;
+use std::ptr::NonNull;
+
+use crate::cpu::tlb::{PAGE_MASK, PAGE_SIZE};
+
+/// Size of the guest address space reserved on the host.
+const SPACE_SIZE: usize = 1 << 32;
+/// Number of 4 KiB guest pages.
+const PAGE_COUNT: usize = 1 << 20;
+
+/// Page permission bits.
+pub mod perm {
+    /// Readable.
+    pub const R: u8 = 1;
+    /// Writable.
+    pub const W: u8 = 2;
+    /// Executable.
+    pub const X: u8 = 4;
+    /// Mapped (possibly with no access: PROT_NONE).
+    pub const MAPPED: u8 = 8;
+}
+
+/// A guest access that hit a page without the needed permission; `addr` is the first bad byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub addr: u32,
+}
+
+/// Round `x` up to a page multiple; `None` past 4 GiB.
+pub fn page_round_up(x: u64) -> Option<u64> {
+    let r = x.checked_add(PAGE_MASK as u64)? & !(PAGE_MASK as u64);
+    (r <= 1 << 32).then_some(r)
+}
+
+/// The guest address space.
+pub struct GuestMemory {
+    /// Host address of guest address 0; `SPACE_SIZE` bytes are mapped read-write on the host.
+    base: NonNull<u8>,
+    /// Permission bits per guest page.
+    perms: Box<[u8]>,
+    /// Set when a checked write touched an executable page: decoded code may be stale.
+    code_written: bool,
+}
+
+impl GuestMemory {
+    /// Reserve the guest address space. Host pages are only backed when touched
+    /// (MAP_NORESERVE), so the reservation costs address space, not memory.
+    pub fn new() -> io::Result<GuestMemory> {
+        // SAFETY: an anonymous private mapping at a kernel-chosen address touches no existing
+        // memory; the result is checked for MAP_FAILED before use.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                SPACE_SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
+        Ok(GuestMemory {
+            base,
+            perms: vec![0u8; PAGE_COUNT].into_boxed_slice(),
+            code_written: false,
+        })
+    }
+
+    /// Host address of guest address `va`. Always inside the reservation (any u32 is).
+    #[inline(always)]
+    pub fn host_ptr(&self, va: u32) -> *mut u8 {
+        // SAFETY: the reservation is 4 GiB long, so every u32 offset stays inside it.
+        unsafe { self.base.as_ptr().add(va as usize) }
+    }
+
+    /// Permission bits of the page holding `va`.
+    #[inline(always)]
+    pub fn page_perm(&self, va: u32) -> u8 {
+        self.perms[(va >> 12) as usize]
+    }
+
+    /// True if every page of `[start, start+len)` is unmapped.
+    pub fn is_free(&self, start: u32, len: u64) -> bool {
+        self.page_indices(start, len)
+            .is_some_and(|r| self.perms[r].iter().all(|&p| p & perm::MAPPED == 0))
+    }
+
+    /// True if every page of `[start, start+len)` is mapped.
+    pub fn is_mapped(&self, start: u32, len: u64) -> bool {
+        self.page_indices(start, len)
+            .is_some_and(|r| self.perms[r].iter().all(|&p| p & perm::MAPPED != 0))
+    }
+
+    /// True if some page of `[start, start+len)` is mapped executable.
+    pub fn any_executable(&self, start: u32, len: u64) -> bool {
+        self.page_indices(start, len)
+            .is_some_and(|r| self.perms[r].iter().any(|&p| p & perm::X != 0))
+    }
+
+    /// Page-table indices of a page-aligned range; `None` if it passes 4 GiB.
+    fn page_indices(&self, start: u32, len: u64) -> Option<std::ops::Range<usize>> {
+        let end = (start as u64).checked_add(len)?;
+        if end > 1 << 32 {
+            return None;
+        }
+        let first = (start >> 12) as usize;
+        let last = end.div_ceil(PAGE_SIZE as u64) as usize;
+        Some(first..last.max(first))
+    }
+
+    /// Release the host memory behind a page-aligned range, so it reads as zero again.
+    fn discard(&mut self, start: u32, len: u64) {
+        if len == 0 {
+            return;
+        }
+        // SAFETY: the range lies inside our own reservation (callers pass page-aligned ranges
+        // below 4 GiB); MADV_DONTNEED on private anonymous memory only zero-fills it, and no
+        // Rust reference into guest memory is alive across this call (we hold &mut self).
+        let rc = unsafe {
+            libc::madvise(
+                self.host_ptr(start).cast(),
+                len as usize,
+                libc::MADV_DONTNEED,
+            )
+        };
+        if rc != 0 {
+            // Cannot really fail on our own anonymous mapping; zero by hand if it does.
+            tracing::warn!(start, len, "madvise(MADV_DONTNEED) failed; zeroing");
+            // SAFETY: same range as above, inside the reservation and writable on the host.
+            unsafe { std::ptr::write_bytes(self.host_ptr(start), 0, len as usize) };
+        }
+    }
+
+    /// Map a page-aligned range with `perms` (plus MAPPED), zero-filled.
+    pub fn map(&mut self, start: u32, len: u64, perms: u8) {
+        let Some(r) = self.page_indices(start, len) else {
+            return;
+        };
+        self.discard(start, len);
+        self.perms[r].fill(perms | perm::MAPPED);
+    }
+
+    /// Unmap a page-aligned range: forbid access and release its host memory.
+    pub fn unmap(&mut self, start: u32, len: u64) {
+        let Some(r) = self.page_indices(start, len) else {
+            return;
+        };
+        self.perms[r].fill(0);
+        self.discard(start, len);
+    }
+
+    /// Change the permissions of a page-aligned, fully mapped range. Returns false (and changes
+    /// nothing) if some page is not mapped.
+    pub fn protect(&mut self, start: u32, len: u64, perms: u8) -> bool {
+        if !self.is_mapped(start, len) {
+            return false;
+        }
+        if let Some(r) = self.page_indices(start, len) {
+            self.perms[r].fill(perms | perm::MAPPED);
+        }
+        true
+    }
+
+    /// The permission bits of each page of a range (mremap moves them with the pages).
+    pub fn page_perms(&self, start: u32, len: u64) -> Vec<u8> {
+        self.page_indices(start, len)
+            .map(|r| self.perms[r].to_vec())
+            .unwrap_or_default()
+    }
+
+    /// Restore per-page permissions saved by [`GuestMemory::page_perms`] at a new address.
+    pub fn set_page_perms(&mut self, start: u32, perms: &[u8]) {
+        let first = (start >> 12) as usize;
+        if let Some(dst) = self.perms.get_mut(first..first + perms.len()) {
+            dst.copy_from_slice(perms);
+        }
+    }
+
+    /// Find a free page-aligned range of `len` bytes, as high as possible, lying within
+    /// `[bottom, top)`.
+    pub fn find_free(&self, len: u64, bottom: u32, top: u32) -> Option<u32> {
+        let pages = len.div_ceil(PAGE_SIZE as u64) as usize;
+        let lo = bottom.div_ceil(PAGE_SIZE) as usize;
+        let hi = (top >> 12) as usize;
+        if pages == 0 || hi < lo || hi - lo < pages {
+            return None;
+        }
+        // Walk down from the top counting free pages in a row.
+        let mut run = 0usize;
+        let mut i = hi;
+        while i > lo {
+            i -= 1;
+            if self.perms[i] & perm::MAPPED == 0 {
+                run += 1;
+                if run == pages {
+                    return Some((i as u32) << 12);
+                }
+            } else {
+                run = 0;
+            }
+        }
+        None
+    }
+
+    /// Check that `[va, va+len)` is accessible with all of `need`; the error names the first
+    /// byte that is not.
+    pub fn check(&self, va: u32, len: u64, need: u8) -> Result<(), Fault> {
+        let accessible = self.accessible_len(va, len, need);
+        if accessible == len {
+            Ok(())
+        } else {
+            Err(Fault {
+                addr: va.wrapping_add(accessible as u32),
+            })
+        }
+    }
+
+    /// How many bytes from `va` on (at most `len`) are accessible with all of `need`.
+    pub fn accessible_len(&self, va: u32, len: u64, need: u8) -> u64 {
+        let mut done = 0u64;
+        while done < len {
+            let addr = va as u64 + done;
+            if addr >= 1 << 32 || self.page_perm(addr as u32) & need != need {
+                return done;
+            }
+            let page_left = PAGE_SIZE as u64 - (addr & PAGE_MASK as u64);
+            done += page_left;
+        }
+        len
+    }
+
+    /// Note that guest memory `[va, va+len)` was just written through a checked path.
+    fn note_write(&mut self, va: u32, len: u64) {
+        if !self.code_written && len != 0 {
+            let start = va & !PAGE_MASK;
+            let span = va as u64 - start as u64 + len;
+            if self.any_executable(start, span) {
+                self.code_written = true;
+            }
+        }
+    }
+
+    /// Whether a checked write touched an executable page since the last call (and reset).
+    pub fn take_code_written(&mut self) -> bool {
+        std::mem::take(&mut self.code_written)
+    }
+
+    /// Guest bytes `[va, va+len)`, which must be readable.
+    pub fn slice(&self, va: u32, len: u32) -> Result<&[u8], Fault> {
+        self.check(va, len as u64, perm::R)?;
+        // SAFETY: the range is inside the reservation (check() rejects ranges past 4 GiB) and
+        // host-readable. The shared borrow of `self` keeps every mutation path (they all take
+        // &mut self) away while the slice lives; the engine does not run during syscalls.
+        Ok(unsafe { std::slice::from_raw_parts(self.host_ptr(va), len as usize) })
+    }
+
+    /// Guest bytes `[va, va+len)` for writing, which must be writable.
+    pub fn slice_mut(&mut self, va: u32, len: u32) -> Result<&mut [u8], Fault> {
+        self.check(va, len as u64, perm::W)?;
+        self.note_write(va, len as u64);
+        // SAFETY: as in `slice`; the exclusive borrow of `self` makes this the only live
+        // reference into guest memory.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.host_ptr(va), len as usize) })
+    }
+
+    /// Copy guest memory into `buf`.
+    pub fn read(&self, va: u32, buf: &mut [u8]) -> Result<(), Fault> {
+        buf.copy_from_slice(self.slice(va, buf.len() as u32)?);
+        Ok(())
+    }
+
+    /// Copy `data` into guest memory (which must be writable).
+    pub fn write(&mut self, va: u32, data: &[u8]) -> Result<(), Fault> {
+        self.slice_mut(va, data.len() as u32)?.copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Copy `data` into guest memory ignoring guest permissions (the loader filling read-only
+    /// segments). The range must not pass 4 GiB.
+    pub fn write_initial(&mut self, va: u32, data: &[u8]) {
+        if va as u64 + data.len() as u64 > 1 << 32 {
+            return;
+        }
+        // SAFETY: the range is inside the reservation, which is host-writable; no reference into
+        // guest memory is alive (we hold &mut self).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.host_ptr(va), data.len()) };
+    }
+
+    /// Read a little-endian u32.
+    pub fn read_u32(&self, va: u32) -> Result<u32, Fault> {
+        let mut b = [0u8; 4];
+        self.read(va, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Write a little-endian u32.
+    pub fn write_u32(&mut self, va: u32, v: u32) -> Result<(), Fault> {
+        self.write(va, &v.to_le_bytes())
+    }
+
+    /// Read a little-endian u64.
+    pub fn read_u64(&self, va: u32) -> Result<u64, Fault> {
+        let mut b = [0u8; 8];
+        self.read(va, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Write a little-endian u64.
+    pub fn write_u64(&mut self, va: u32, v: u64) -> Result<(), Fault> {
+        self.write(va, &v.to_le_bytes())
+    }
+
+    /// Read a NUL-terminated string of at most `max` bytes (without the NUL). `Ok(None)` if no
+    /// NUL appears within `max` bytes.
+    pub fn read_cstr(&self, va: u32, max: usize) -> Result<Option<Vec<u8>>, Fault> {
+        let mut out = Vec::new();
+        let mut addr = va;
+        loop {
+            if self.page_perm(addr) & perm::R == 0 {
+                return Err(Fault { addr });
+            }
+            let page_left = (PAGE_SIZE - (addr & PAGE_MASK)) as usize;
+            // SAFETY: the page holding `addr` is guest-readable and inside the reservation;
+            // we read at most to its end.
+            let chunk = unsafe { std::slice::from_raw_parts(self.host_ptr(addr), page_left) };
+            if let Some(nul) = chunk.iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..nul]);
+                return Ok((out.len() <= max).then_some(out));
+            }
+            out.extend_from_slice(chunk);
+            if out.len() > max {
+                return Ok(None);
+            }
+            addr = match addr.checked_add(page_left as u32) {
+                Some(a) => a,
+                None => return Err(Fault { addr: 0 }),
+            };
+        }
+    }
+
+    /// Move the host pages of `[old, old+len)` to `new` (page-aligned, non-overlapping),
+    /// leaving `old` zero-filled on the host. Permissions are not touched.
+    pub fn move_pages(&mut self, old: u32, new: u32, len: u64) {
+        if len == 0 {
+            return;
+        }
+        // SAFETY: both ranges lie inside our reservation and do not overlap. mremap with
+        // MREMAP_FIXED atomically replaces the destination with the source pages; the source
+        // hole is immediately refilled with a fresh anonymous mapping of the same kind, so the
+        // reservation stays contiguous. No Rust reference into guest memory is alive.
+        let moved = unsafe {
+            let r = libc::mremap(
+                self.host_ptr(old).cast(),
+                len as usize,
+                len as usize,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                self.host_ptr(new).cast::<libc::c_void>(),
+            );
+            r != libc::MAP_FAILED
+                && libc::mmap(
+                    self.host_ptr(old).cast(),
+                    len as usize,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                    -1,
+                    0,
+                ) != libc::MAP_FAILED
+        };
+        if !moved {
+            tracing::warn!(old, new, len, "host mremap failed; copying");
+            // SAFETY: both ranges are inside the reservation, host-readable and -writable, and
+            // disjoint (callers guarantee it).
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.host_ptr(old), self.host_ptr(new), len as usize)
+            };
+            self.discard(old, len);
+        }
+    }
+}
+
+impl Drop for GuestMemory {
+    fn drop(&mut self) {
+        // SAFETY: `base` came from our mmap of SPACE_SIZE bytes and is unmapped exactly once,
+        // here; nothing can use it afterwards (the hart TLB of a finished run is not used again:
+        // the process owns both and drops them together).
+        unsafe {
+            libc::munmap(self.base.as_ptr().cast(), SPACE_SIZE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permissions_are_enforced() {
+        let mut m = GuestMemory::new().expect("reserve");
+        assert_eq!(m.check(0x1000, 4, perm::R), Err(Fault { addr: 0x1000 }));
+        m.map(0x1000, 0x2000, perm::R | perm::W);
+        assert!(m.check(0x1000, 0x2000, perm::R | perm::W).is_ok());
+        assert_eq!(m.check(0x2ffe, 4, perm::R), Err(Fault { addr: 0x3000 }));
+        m.write_u32(0x1ffe, 0xdead_beef).expect("write across pages");
+        assert_eq!(m.read_u32(0x1ffe), Ok(0xdead_beef));
+        assert!(m.protect(0x2000, 0x1000, perm::R));
+        assert_eq!(m.write_u32(0x1ffe, 0), Err(Fault { addr: 0x2000 }));
+        assert!(m.read_u32(0x1ffe).is_ok());
+        assert!(!m.protect(0x2000, 0x2000, perm::R), "partly unmapped");
+        m.unmap(0x1000, 0x1000);
+        assert_eq!(m.read_u32(0x1000), Err(Fault { addr: 0x1000 }));
+        // Wrapping past 4 GiB is a fault, not an overflow.
+        assert!(m.check(0xffff_fffe, 4, perm::R).is_err());
+    }
+
+    #[test]
+    fn unmap_zeroes_and_map_gives_zero() {
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map(0x40_0000, 0x1000, perm::R | perm::W);
+        m.write(0x40_0010, b"abc").expect("write");
+        m.unmap(0x40_0000, 0x1000);
+        m.map(0x40_0000, 0x1000, perm::R | perm::W);
+        assert_eq!(m.slice(0x40_0010, 3).expect("read"), &[0, 0, 0]);
+    }
+
+    #[test]
+    fn find_free_is_top_down_and_respects_bounds() {
+        let mut m = GuestMemory::new().expect("reserve");
+        assert_eq!(m.find_free(0x2000, 0x10000, 0x20000), Some(0x1e000));
+        m.map(0x1e000, 0x1000, perm::R);
+        assert_eq!(m.find_free(0x2000, 0x10000, 0x20000), Some(0x1c000));
+        assert_eq!(m.find_free(0x1000, 0x10000, 0x20000), Some(0x1f000));
+        assert_eq!(m.find_free(0x20000, 0x10000, 0x20000), None);
+        assert!(m.is_free(0x1f000, 0x1000));
+        assert!(!m.is_free(0x1d000, 0x2000));
+    }
+
+    #[test]
+    fn cstr_and_code_write_tracking() {
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map(0x5000, 0x1000, perm::R | perm::W);
+        m.write(0x5ffc, b"abc\0").expect("write");
+        assert_eq!(m.read_cstr(0x5ffc, 10), Ok(Some(b"abc".to_vec())));
+        assert_eq!(m.read_cstr(0x5ffc, 2), Ok(None));
+        m.write(0x5ffc, b"abcd").expect("write");
+        assert_eq!(m.read_cstr(0x5ffc, 10), Err(Fault { addr: 0x6000 }));
+        assert!(!m.take_code_written());
+        m.map(0x7000, 0x1000, perm::R | perm::W | perm::X);
+        m.write(0x7004, b"x").expect("write");
+        assert!(m.take_code_written());
+        assert!(!m.take_code_written());
+    }
+
+    #[test]
+    fn move_pages_keeps_contents() {
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map(0x10000, 0x2000, perm::R | perm::W);
+        m.write(0x10ff0, b"moved data").expect("write");
+        m.map(0x30000, 0x2000, perm::R | perm::W);
+        m.move_pages(0x10000, 0x30000, 0x2000);
+        assert_eq!(m.slice(0x30ff0, 10).expect("read"), b"moved data");
+        assert_eq!(m.slice(0x10ff0, 10).expect("still mapped"), &[0u8; 10]);
+    }
+}

@@ -1,0 +1,896 @@
+//! Linux system calls of an RV32 process: the asm-generic table with the time64 variants (rv32
+//! has no 32-bit time syscalls). Number in a7, arguments in a0..a5, result (or -errno) in a0.
+//! 64-bit arguments arrive as register pairs, low word first, with no alignment padding.
+//!
+//! Unknown calls return -ENOSYS with a warning; nothing a guest passes can panic the host.
+
+use std::ffi::CStr;
+
+use crate::cpu::Hart;
+use crate::exec::platform::Stop;
+
+use super::mem::{perm, Fault};
+use super::Process;
+
+/// Syscall numbers (asm-generic, as used by riscv32).
+pub mod nr {
+    pub const GETCWD: u32 = 17;
+    pub const DUP: u32 = 23;
+    pub const DUP3: u32 = 24;
+    pub const FCNTL64: u32 = 25;
+    pub const IOCTL: u32 = 29;
+    pub const MKDIRAT: u32 = 34;
+    pub const UNLINKAT: u32 = 35;
+    pub const SYMLINKAT: u32 = 36;
+    pub const LINKAT: u32 = 37;
+    pub const STATFS64: u32 = 43;
+    pub const FSTATFS64: u32 = 44;
+    pub const TRUNCATE64: u32 = 45;
+    pub const FTRUNCATE64: u32 = 46;
+    pub const FACCESSAT: u32 = 48;
+    pub const CHDIR: u32 = 49;
+    pub const FCHDIR: u32 = 50;
+    pub const FCHMOD: u32 = 52;
+    pub const FCHMODAT: u32 = 53;
+    pub const FCHOWNAT: u32 = 54;
+    pub const FCHOWN: u32 = 55;
+    pub const OPENAT: u32 = 56;
+    pub const CLOSE: u32 = 57;
+    pub const PIPE2: u32 = 59;
+    pub const GETDENTS64: u32 = 61;
+    pub const LLSEEK: u32 = 62;
+    pub const READ: u32 = 63;
+    pub const WRITE: u32 = 64;
+    pub const READV: u32 = 65;
+    pub const WRITEV: u32 = 66;
+    pub const PREAD64: u32 = 67;
+    pub const PWRITE64: u32 = 68;
+    pub const PREADV: u32 = 69;
+    pub const PWRITEV: u32 = 70;
+    pub const READLINKAT: u32 = 78;
+    pub const FSTATAT64: u32 = 79;
+    pub const FSTAT64: u32 = 80;
+    pub const SYNC: u32 = 81;
+    pub const FSYNC: u32 = 82;
+    pub const FDATASYNC: u32 = 83;
+    pub const EXIT: u32 = 93;
+    pub const EXIT_GROUP: u32 = 94;
+    pub const WAITID: u32 = 95;
+    pub const SET_TID_ADDRESS: u32 = 96;
+    pub const SET_ROBUST_LIST: u32 = 99;
+    pub const SCHED_SETAFFINITY: u32 = 122;
+    pub const SCHED_GETAFFINITY: u32 = 123;
+    pub const SCHED_YIELD: u32 = 124;
+    pub const KILL: u32 = 129;
+    pub const TKILL: u32 = 130;
+    pub const TGKILL: u32 = 131;
+    pub const SIGALTSTACK: u32 = 132;
+    pub const RT_SIGACTION: u32 = 134;
+    pub const RT_SIGPROCMASK: u32 = 135;
+    pub const TIMES: u32 = 153;
+    pub const SETPGID: u32 = 154;
+    pub const GETPGID: u32 = 155;
+    pub const GETSID: u32 = 156;
+    pub const SETSID: u32 = 157;
+    pub const GETGROUPS: u32 = 158;
+    pub const UNAME: u32 = 160;
+    pub const GETRLIMIT: u32 = 163;
+    pub const SETRLIMIT: u32 = 164;
+    pub const GETRUSAGE: u32 = 165;
+    pub const UMASK: u32 = 166;
+    pub const PRCTL: u32 = 167;
+    pub const GETPID: u32 = 172;
+    pub const GETPPID: u32 = 173;
+    pub const GETUID: u32 = 174;
+    pub const GETEUID: u32 = 175;
+    pub const GETGID: u32 = 176;
+    pub const GETEGID: u32 = 177;
+    pub const GETTID: u32 = 178;
+    pub const SYSINFO: u32 = 179;
+    pub const BRK: u32 = 214;
+    pub const MUNMAP: u32 = 215;
+    pub const MREMAP: u32 = 216;
+    pub const CLONE: u32 = 220;
+    pub const EXECVE: u32 = 221;
+    pub const MMAP2: u32 = 222;
+    pub const MPROTECT: u32 = 226;
+    pub const MSYNC: u32 = 227;
+    pub const MLOCK: u32 = 228;
+    pub const MUNLOCK: u32 = 229;
+    pub const MLOCKALL: u32 = 230;
+    pub const MUNLOCKALL: u32 = 231;
+    pub const MADVISE: u32 = 233;
+    pub const WAIT4: u32 = 260;
+    pub const PRLIMIT64: u32 = 261;
+    pub const RISCV_HWPROBE: u32 = 258;
+    pub const RISCV_FLUSH_ICACHE: u32 = 259;
+    pub const RENAMEAT2: u32 = 276;
+    pub const GETRANDOM: u32 = 278;
+    pub const MEMBARRIER: u32 = 283;
+    pub const STATX: u32 = 291;
+    pub const RSEQ: u32 = 293;
+    pub const CLOCK_GETTIME64: u32 = 403;
+    pub const CLOCK_GETRES_TIME64: u32 = 406;
+    pub const CLOCK_NANOSLEEP_TIME64: u32 = 407;
+    pub const UTIMENSAT_TIME64: u32 = 412;
+    pub const PPOLL_TIME64: u32 = 414;
+    pub const FUTEX_TIME64: u32 = 422;
+    pub const CLONE3: u32 = 435;
+    pub const FACCESSAT2: u32 = 439;
+}
+
+/// Why a syscall did not return a value.
+#[derive(Debug)]
+pub enum SysError {
+    /// Return `-errno` to the guest.
+    Errno(i32),
+    /// Stop the process (exit, fatal signal).
+    Stop(Stop),
+}
+
+impl From<Fault> for SysError {
+    fn from(_: Fault) -> Self {
+        SysError::Errno(libc::EFAULT)
+    }
+}
+
+/// A syscall result: the value for a0, or why there is none.
+pub type SysResult = Result<u32, SysError>;
+
+/// `-errno` for the guest.
+pub fn errno(code: i32) -> SysError {
+    SysError::Errno(code)
+}
+
+/// The host's errno after a failed call.
+pub fn last_errno() -> SysError {
+    errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+}
+
+/// A host return value: negative means failure with errno set.
+pub fn host_result(r: i64) -> SysResult {
+    if r < 0 {
+        Err(last_errno())
+    } else {
+        Ok(r as u32)
+    }
+}
+
+/// Combine a register pair (low word first) into a 64-bit value.
+fn pair(lo: u32, hi: u32) -> i64 {
+    ((hi as u64) << 32 | lo as u64) as i64
+}
+
+/// Signal numbers used here (asm-generic, same as the host).
+pub mod sig {
+    pub const SIGILL: i32 = 4;
+    pub const SIGTRAP: i32 = 5;
+    pub const SIGABRT: i32 = 6;
+    pub const SIGBUS: i32 = 7;
+    pub const SIGKILL: i32 = 9;
+    pub const SIGSEGV: i32 = 11;
+    pub const SIGPIPE: i32 = 13;
+    pub const SIGCHLD: i32 = 17;
+    pub const SIGCONT: i32 = 18;
+    pub const SIGSTOP: i32 = 19;
+    pub const SIGTSTP: i32 = 20;
+    pub const SIGTTIN: i32 = 21;
+    pub const SIGTTOU: i32 = 22;
+    pub const SIGURG: i32 = 23;
+    pub const SIGWINCH: i32 = 28;
+    /// Highest signal number.
+    pub const NSIG: i32 = 64;
+}
+
+/// The conventional name of a signal for messages.
+pub fn signal_name(signo: i32) -> String {
+    // SAFETY: sigabbrev_np returns NULL or a pointer to a static NUL-terminated string.
+    let p = unsafe { libc::sigabbrev_np(signo) };
+    if p.is_null() {
+        format!("signal {signo}")
+    } else {
+        // SAFETY: checked non-NULL above; glibc's table is static.
+        format!("SIG{}", unsafe { CStr::from_ptr(p) }.to_string_lossy())
+    }
+}
+
+/// Recorded signal dispositions and mask. Signals are never delivered to guest handlers: the
+/// state only answers the guest's queries and decides what a self-sent signal does.
+#[derive(Debug)]
+pub struct SignalState {
+    /// Raw guest `struct sigaction` (handler, flags, 64-bit mask: 16 bytes) per signal.
+    actions: Vec<[u8; 16]>,
+    /// Blocked signals (bit n-1 for signal n).
+    pub mask: u64,
+}
+
+impl Default for SignalState {
+    fn default() -> Self {
+        SignalState {
+            actions: vec![[0u8; 16]; sig::NSIG as usize + 1],
+            mask: 0,
+        }
+    }
+}
+
+/// SIG_DFL / SIG_IGN handler values.
+const SIG_DFL: u32 = 0;
+const SIG_IGN: u32 = 1;
+
+impl SignalState {
+    /// The handler word of `signo` (SIG_DFL, SIG_IGN or a guest address).
+    pub fn handler(&self, signo: i32) -> u32 {
+        self.actions
+            .get(signo as usize)
+            .map_or(SIG_DFL, |a| u32::from_le_bytes([a[0], a[1], a[2], a[3]]))
+    }
+}
+
+/// Whether the default action of `signo` ignores it (or stops, which we treat alike).
+fn default_ignored(signo: i32) -> bool {
+    use sig::*;
+    matches!(
+        signo,
+        SIGCHLD | SIGCONT | SIGURG | SIGWINCH | SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU
+    )
+}
+
+/// The guest `struct utsname`: six 65-byte fields.
+fn encode_utsname() -> Vec<u8> {
+    // SAFETY: all-zero is a valid utsname; uname fills it.
+    let mut host: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::uname(&mut host) };
+    let nodename: Vec<u8> = host
+        .nodename
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    let fields: [&[u8]; 6] = [
+        b"Linux",
+        &nodename,
+        b"6.12.0",
+        b"#1 SMP PREEMPT rv32vm",
+        b"riscv32",
+        b"(none)",
+    ];
+    let mut out = vec![0u8; 6 * 65];
+    for (i, f) in fields.iter().enumerate() {
+        let n = f.len().min(64);
+        out[i * 65..i * 65 + n].copy_from_slice(&f[..n]);
+    }
+    out
+}
+
+/// A 32-bit `long` field value, saturated.
+fn long32(v: i64) -> [u8; 4] {
+    (v.clamp(i32::MIN as i64, i32::MAX as i64) as i32).to_le_bytes()
+}
+
+impl Process {
+    /// Run the syscall the hart asked for (pc at the ecall). On return a0 holds the result and
+    /// pc points after the ecall.
+    pub(super) fn syscall(&mut self, hart: &mut Hart) -> Result<(), Stop> {
+        let number = hart.x[17];
+        let a = [
+            hart.x[10], hart.x[11], hart.x[12], hart.x[13], hart.x[14], hart.x[15],
+        ];
+        let result = self.dispatch(hart, number, a);
+        tracing::trace!(number, ?a, ?result, "syscall");
+        let value = match result {
+            Ok(v) => v,
+            Err(SysError::Errno(e)) => (-e) as u32,
+            Err(SysError::Stop(stop)) => return Err(stop),
+        };
+        hart.set_reg(10, value);
+        hart.pc = hart.pc.wrapping_add(4);
+        Ok(())
+    }
+
+    fn dispatch(&mut self, hart: &mut Hart, number: u32, a: [u32; 6]) -> SysResult {
+        use nr::*;
+        match number {
+            READ => self.sys_read(a[0], a[1], a[2]),
+            WRITE => self.check_pipe(self.sys_write(a[0], a[1], a[2])),
+            READV => self.sys_rwv(a[0], a[1], a[2], false, None),
+            WRITEV => {
+                let r = self.sys_rwv(a[0], a[1], a[2], true, None);
+                self.check_pipe(r)
+            }
+            PREAD64 => self.sys_pread64(a[0], a[1], a[2], pair(a[3], a[4])),
+            PWRITE64 => {
+                let r = self.sys_pwrite64(a[0], a[1], a[2], pair(a[3], a[4]));
+                self.check_pipe(r)
+            }
+            PREADV => self.sys_rwv(a[0], a[1], a[2], false, Some(pair(a[3], a[4]))),
+            PWRITEV => {
+                let r = self.sys_rwv(a[0], a[1], a[2], true, Some(pair(a[3], a[4])));
+                self.check_pipe(r)
+            }
+            OPENAT => self.sys_openat(a[0], a[1], a[2], a[3]),
+            CLOSE => self.sys_close(a[0]),
+            LLSEEK => self.sys_llseek(a[0], a[1], a[2], a[3], a[4]),
+            STATX => self.sys_statx(a[0], a[1], a[2], a[3], a[4]),
+            FSTATAT64 => self.sys_fstatat64(a[0], Some(a[1]), a[2], a[3]),
+            FSTAT64 => self.sys_fstatat64(a[0], None, a[1], 0),
+            STATFS64 => self.sys_statfs64(Ok(a[0]), a[1], a[2]),
+            FSTATFS64 => self.sys_statfs64(Err(a[0]), a[1], a[2]),
+            GETDENTS64 => self.sys_getdents64(a[0], a[1], a[2]),
+            READLINKAT => self.sys_readlinkat(a[0], a[1], a[2], a[3]),
+            FACCESSAT => self.sys_faccessat(a[0], a[1], a[2], 0),
+            FACCESSAT2 => self.sys_faccessat(a[0], a[1], a[2], a[3]),
+            UNLINKAT => self.sys_unlinkat(a[0], a[1], a[2]),
+            MKDIRAT => self.sys_mkdirat(a[0], a[1], a[2]),
+            RENAMEAT2 => self.sys_renameat2(a[0], a[1], a[2], a[3], a[4]),
+            SYMLINKAT => self.sys_symlinkat(a[0], a[1], a[2]),
+            LINKAT => self.sys_linkat(a[0], a[1], a[2], a[3], a[4]),
+            FCHMOD => self.sys_fchmod(a[0], a[1]),
+            FCHMODAT => self.sys_fchmodat(a[0], a[1], a[2]),
+            FCHOWN => self.sys_fchown(a[0], a[1], a[2]),
+            FCHOWNAT => self.sys_fchownat(a[0], a[1], a[2], a[3], a[4]),
+            TRUNCATE64 => self.sys_truncate64(a[0], pair(a[1], a[2])),
+            FTRUNCATE64 => self.sys_ftruncate64(a[0], pair(a[1], a[2])),
+            SYNC => {
+                // SAFETY: sync has no memory effects.
+                unsafe { libc::sync() };
+                Ok(0)
+            }
+            FSYNC => self.sys_fsync(a[0], false),
+            FDATASYNC => self.sys_fsync(a[0], true),
+            UTIMENSAT_TIME64 => self.sys_utimensat(a[0], a[1], a[2], a[3]),
+            PIPE2 => self.sys_pipe2(a[0], a[1]),
+            DUP => self.sys_dup(a[0]),
+            DUP3 => self.sys_dup3(a[0], a[1], a[2]),
+            FCNTL64 => self.sys_fcntl64(a[0], a[1], a[2]),
+            IOCTL => self.sys_ioctl(a[0], a[1], a[2]),
+            GETCWD => self.sys_getcwd(a[0], a[1]),
+            CHDIR => self.sys_chdir(a[0]),
+            FCHDIR => self.sys_fchdir(a[0]),
+            PPOLL_TIME64 => self.sys_ppoll(a[0], a[1], a[2]),
+            UMASK => {
+                // SAFETY: umask has no memory effects.
+                Ok(unsafe { libc::umask((a[0] & 0o777) as libc::mode_t) })
+            }
+
+            BRK => self.sys_brk(hart, a[0]),
+            MMAP2 => self.sys_mmap2(hart, a[0], a[1], a[2], a[3], a[4], a[5]),
+            MUNMAP => self.sys_munmap(hart, a[0], a[1]),
+            MPROTECT => self.sys_mprotect(hart, a[0], a[1], a[2]),
+            MREMAP => self.sys_mremap(hart, a[0], a[1], a[2], a[3], a[4]),
+            MSYNC => self.sys_msync(a[0], a[1]),
+            MADVISE => self.sys_madvise(hart, a[0], a[1], a[2]),
+            MLOCK | MUNLOCK | MLOCKALL | MUNLOCKALL => Ok(0),
+            RISCV_FLUSH_ICACHE => {
+                self.flush_code = true;
+                Ok(0)
+            }
+
+            EXIT | EXIT_GROUP => Err(SysError::Stop(Stop::Exit((a[0] & 0xff) as i32))),
+            SET_TID_ADDRESS => Ok(self.pid),
+            SET_ROBUST_LIST => Ok(0),
+            GETPID | GETTID => Ok(self.pid),
+            // SAFETY (next five): these calls only return a value.
+            GETPPID => Ok(unsafe { libc::getppid() } as u32),
+            GETUID => Ok(unsafe { libc::getuid() }),
+            GETEUID => Ok(unsafe { libc::geteuid() }),
+            GETGID => Ok(unsafe { libc::getgid() }),
+            GETEGID => Ok(unsafe { libc::getegid() }),
+            GETPGID => self.sys_getpgid_sid(a[0], false),
+            GETSID => self.sys_getpgid_sid(a[0], true),
+            SETPGID | SETSID => Err(errno(libc::EPERM)),
+            GETGROUPS => Ok(0),
+            WAIT4 | WAITID => Err(errno(libc::ECHILD)),
+            KILL => self.sys_kill(a[0] as i32, a[1] as i32),
+            TKILL => self.sys_tkill(a[0] as i32, a[1] as i32),
+            TGKILL => self.sys_tkill(a[1] as i32, a[2] as i32),
+            RT_SIGACTION => self.sys_rt_sigaction(a[0] as i32, a[1], a[2], a[3]),
+            RT_SIGPROCMASK => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
+            SIGALTSTACK => self.sys_sigaltstack(a[1]),
+            UNAME => {
+                self.mem.write(a[0], &encode_utsname())?;
+                Ok(0)
+            }
+            SYSINFO => self.sys_sysinfo(a[0]),
+            PRLIMIT64 => self.sys_prlimit64(a[0], a[1], a[2], a[3]),
+            GETRLIMIT => self.sys_getrlimit(a[0], a[1]),
+            SETRLIMIT => self.sys_setrlimit(a[0], a[1]),
+            GETRUSAGE => self.sys_getrusage(a[0] as i32, a[1]),
+            TIMES => self.sys_times(a[0]),
+            PRCTL => self.sys_prctl(a[0], a[1]),
+            SCHED_GETAFFINITY => self.sys_sched_getaffinity(a[1], a[2]),
+            SCHED_SETAFFINITY | SCHED_YIELD => Ok(0),
+            GETRANDOM => self.sys_getrandom(a[0], a[1], a[2]),
+            CLOCK_GETTIME64 => self.sys_clock_gettime(a[0], a[1], false),
+            CLOCK_GETRES_TIME64 => self.sys_clock_gettime(a[0], a[1], true),
+            CLOCK_NANOSLEEP_TIME64 => self.sys_clock_nanosleep(a[0], a[1], a[2], a[3]),
+            FUTEX_TIME64 => self.sys_futex(a[0], a[1], a[2], a[3]),
+            MEMBARRIER | RSEQ | RISCV_HWPROBE => Err(errno(libc::ENOSYS)),
+            CLONE | CLONE3 | EXECVE => {
+                tracing::warn!(number, "process creation is not supported in user mode");
+                Err(errno(libc::ENOSYS))
+            }
+            _ => {
+                tracing::warn!(number, pc = hart.pc, "unimplemented syscall");
+                Err(errno(libc::ENOSYS))
+            }
+        }
+    }
+
+    /// A write that failed with EPIPE raises SIGPIPE, which kills the guest unless it ignores,
+    /// handles or blocks it (the host itself ignores SIGPIPE, so we only see the EPIPE).
+    fn check_pipe(&self, r: SysResult) -> SysResult {
+        if matches!(r, Err(SysError::Errno(libc::EPIPE)))
+            && self.signals.handler(sig::SIGPIPE) == SIG_DFL
+            && self.signals.mask & (1 << (sig::SIGPIPE - 1)) == 0
+        {
+            return Err(SysError::Stop(Stop::Fatal {
+                status: 128 + sig::SIGPIPE,
+                message: String::new(),
+            }));
+        }
+        r
+    }
+
+    fn sys_getpgid_sid(&mut self, pid: u32, sid: bool) -> SysResult {
+        if pid != 0 && pid != self.pid {
+            return Err(errno(libc::ESRCH));
+        }
+        // SAFETY: these calls only return a value.
+        let r = unsafe {
+            if sid {
+                libc::getsid(0)
+            } else {
+                libc::getpgid(0)
+            }
+        };
+        host_result(r as i64)
+    }
+
+    /// A signal sent to ourselves: ignored, or fatal (there is no handler delivery).
+    fn signal_self(&mut self, signo: i32) -> SysResult {
+        if !(0..=sig::NSIG).contains(&signo) {
+            return Err(errno(libc::EINVAL));
+        }
+        if signo == 0 {
+            return Ok(0);
+        }
+        let handler = self.signals.handler(signo);
+        let blocked = self.signals.mask & (1 << (signo - 1)) != 0;
+        if signo != sig::SIGKILL && signo != sig::SIGSTOP {
+            if handler == SIG_IGN || (handler == SIG_DFL && default_ignored(signo)) {
+                return Ok(0);
+            }
+            if blocked {
+                tracing::warn!(signo, "blocked signal to self left pending forever");
+                return Ok(0);
+            }
+            if handler != SIG_DFL {
+                tracing::warn!(
+                    signo,
+                    handler,
+                    "signal handlers are not run in user mode; signal dropped"
+                );
+                return Ok(0);
+            }
+        }
+        Err(SysError::Stop(Stop::Fatal {
+            status: 128 + signo,
+            message: format!("rv32vm: guest killed by {}", signal_name(signo)),
+        }))
+    }
+
+    fn sys_kill(&mut self, pid: i32, signo: i32) -> SysResult {
+        if pid == 0 || pid == self.pid as i32 {
+            return self.signal_self(signo);
+        }
+        if pid > 0 {
+            // Another host process: a real process could signal it too.
+            // SAFETY: kill has no memory effects.
+            return host_result(unsafe { libc::kill(pid, signo) } as i64);
+        }
+        tracing::warn!(pid, signo, "kill of a process group refused");
+        Err(errno(libc::EPERM))
+    }
+
+    fn sys_tkill(&mut self, tid: i32, signo: i32) -> SysResult {
+        if tid == self.pid as i32 {
+            self.signal_self(signo)
+        } else {
+            Err(errno(libc::ESRCH))
+        }
+    }
+
+    fn sys_rt_sigaction(&mut self, signo: i32, act: u32, old: u32, sigsetsize: u32) -> SysResult {
+        if sigsetsize != 8 || !(1..=sig::NSIG).contains(&signo) {
+            return Err(errno(libc::EINVAL));
+        }
+        let mut new = [0u8; 16];
+        if act != 0 {
+            if signo == sig::SIGKILL || signo == sig::SIGSTOP {
+                return Err(errno(libc::EINVAL));
+            }
+            self.mem.read(act, &mut new)?;
+        }
+        if old != 0 {
+            let prev = self.signals.actions[signo as usize];
+            self.mem.write(old, &prev)?;
+        }
+        if act != 0 {
+            self.signals.actions[signo as usize] = new;
+        }
+        Ok(0)
+    }
+
+    fn sys_rt_sigprocmask(&mut self, how: u32, set: u32, old: u32, sigsetsize: u32) -> SysResult {
+        const SIG_BLOCK: u32 = 0;
+        const SIG_UNBLOCK: u32 = 1;
+        const SIG_SETMASK: u32 = 2;
+        if sigsetsize != 8 {
+            return Err(errno(libc::EINVAL));
+        }
+        let new = if set != 0 {
+            Some(self.mem.read_u64(set)?)
+        } else {
+            None
+        };
+        if old != 0 {
+            self.mem.write_u64(old, self.signals.mask)?;
+        }
+        if let Some(s) = new {
+            // SIGKILL and SIGSTOP cannot be blocked.
+            let s = s & !(1 << (sig::SIGKILL - 1) | 1 << (sig::SIGSTOP - 1));
+            self.signals.mask = match how {
+                SIG_BLOCK => self.signals.mask | s,
+                SIG_UNBLOCK => self.signals.mask & !s,
+                SIG_SETMASK => s,
+                _ => return Err(errno(libc::EINVAL)),
+            };
+        }
+        Ok(0)
+    }
+
+    fn sys_sigaltstack(&mut self, old: u32) -> SysResult {
+        const SS_DISABLE: u32 = 2;
+        if old != 0 {
+            // stack_t {void *ss_sp; int ss_flags; size_t ss_size}
+            let mut b = [0u8; 12];
+            b[4..8].copy_from_slice(&SS_DISABLE.to_le_bytes());
+            self.mem.write(old, &b)?;
+        }
+        Ok(0)
+    }
+
+    fn sys_sysinfo(&mut self, buf: u32) -> SysResult {
+        // SAFETY: all-zero is a valid sysinfo.
+        let mut s: libc::sysinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: valid out-pointer.
+        host_result(unsafe { libc::sysinfo(&mut s) } as i64)?;
+        // Scale memory figures so they fit 32-bit fields (mem_unit grows instead).
+        let unit = s.mem_unit.max(1) as u64;
+        let biggest = [s.totalram, s.totalswap].iter().map(|&v| v * unit).max().unwrap_or(0);
+        let mut guest_unit = 1u64;
+        while biggest / guest_unit > u32::MAX as u64 {
+            guest_unit <<= 1;
+        }
+        let scale = |v: u64| ((v * unit) / guest_unit) as u32;
+        let mut b = [0u8; 64];
+        b[0..4].copy_from_slice(&long32(s.uptime));
+        for i in 0..3 {
+            b[4 + i * 4..8 + i * 4].copy_from_slice(&(s.loads[i] as u32).to_le_bytes());
+        }
+        let mem = [
+            s.totalram,
+            s.freeram,
+            s.sharedram,
+            s.bufferram,
+            s.totalswap,
+            s.freeswap,
+        ];
+        for (i, v) in mem.iter().enumerate() {
+            b[16 + i * 4..20 + i * 4].copy_from_slice(&scale(*v).to_le_bytes());
+        }
+        b[40..42].copy_from_slice(&s.procs.to_le_bytes());
+        b[44..48].copy_from_slice(&scale(s.totalhigh).to_le_bytes());
+        b[48..52].copy_from_slice(&scale(s.freehigh).to_le_bytes());
+        b[52..56].copy_from_slice(&(guest_unit as u32).to_le_bytes());
+        self.mem.write(buf, &b)?;
+        Ok(0)
+    }
+
+    /// The current (soft, hard) limit of `resource`: the guest's own setting or the host's.
+    fn rlimit(&self, resource: u32) -> Result<(u64, u64), SysError> {
+        if let Some(Some(v)) = self.rlimits.get(resource as usize) {
+            return Ok(*v);
+        }
+        if resource >= 16 {
+            return Err(errno(libc::EINVAL));
+        }
+        // SAFETY: all-zero is a valid rlimit.
+        let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+        // SAFETY: valid out-pointer; resource is checked to be in range.
+        host_result(unsafe { libc::getrlimit(resource as _, &mut r) } as i64)?;
+        Ok((r.rlim_cur, r.rlim_max))
+    }
+
+    /// Record a new limit for the guest only: applying it to the host could starve the VM.
+    fn set_rlimit(&mut self, resource: u32, soft: u64, hard: u64) -> SysResult {
+        if resource >= 16 || soft > hard {
+            return Err(errno(libc::EINVAL));
+        }
+        let (_, cur_hard) = self.rlimit(resource)?;
+        if hard > cur_hard {
+            return Err(errno(libc::EPERM));
+        }
+        self.rlimits[resource as usize] = Some((soft, hard));
+        Ok(0)
+    }
+
+    fn sys_prlimit64(&mut self, pid: u32, resource: u32, new: u32, old: u32) -> SysResult {
+        if pid != 0 && pid != self.pid {
+            return Err(errno(libc::EPERM));
+        }
+        let new = if new != 0 {
+            Some((self.mem.read_u64(new)?, self.mem.read_u64(new.wrapping_add(8))?))
+        } else {
+            None
+        };
+        if old != 0 {
+            let (soft, hard) = self.rlimit(resource)?;
+            let mut b = [0u8; 16];
+            b[..8].copy_from_slice(&soft.to_le_bytes());
+            b[8..].copy_from_slice(&hard.to_le_bytes());
+            self.mem.write(old, &b)?;
+        }
+        if let Some((soft, hard)) = new {
+            self.set_rlimit(resource, soft, hard)?;
+        }
+        Ok(0)
+    }
+
+    fn sys_getrlimit(&mut self, resource: u32, buf: u32) -> SysResult {
+        let (soft, hard) = self.rlimit(resource)?;
+        let clamp = |v: u64| v.min(u32::MAX as u64) as u32;
+        self.mem.write_u32(buf, clamp(soft))?;
+        self.mem.write_u32(buf.wrapping_add(4), clamp(hard))?;
+        Ok(0)
+    }
+
+    fn sys_setrlimit(&mut self, resource: u32, buf: u32) -> SysResult {
+        let widen = |v: u32| if v == u32::MAX { u64::MAX } else { v as u64 };
+        let soft = widen(self.mem.read_u32(buf)?);
+        let hard = widen(self.mem.read_u32(buf.wrapping_add(4))?);
+        self.set_rlimit(resource, soft, hard)
+    }
+
+    fn sys_getrusage(&mut self, who: i32, buf: u32) -> SysResult {
+        // SAFETY: all-zero is a valid rusage.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        let host_who = if who == 1 { libc::RUSAGE_THREAD } else { who };
+        // SAFETY: valid out-pointer.
+        host_result(unsafe { libc::getrusage(host_who, &mut r) } as i64)?;
+        // rv32 kernel layout: two {long sec; long usec} then 14 longs.
+        let fields = [
+            r.ru_utime.tv_sec,
+            r.ru_utime.tv_usec,
+            r.ru_stime.tv_sec,
+            r.ru_stime.tv_usec,
+            r.ru_maxrss,
+            r.ru_ixrss,
+            r.ru_idrss,
+            r.ru_isrss,
+            r.ru_minflt,
+            r.ru_majflt,
+            r.ru_nswap,
+            r.ru_inblock,
+            r.ru_oublock,
+            r.ru_msgsnd,
+            r.ru_msgrcv,
+            r.ru_nsignals,
+            r.ru_nvcsw,
+            r.ru_nivcsw,
+        ];
+        let mut b = Vec::with_capacity(72);
+        for f in fields {
+            b.extend_from_slice(&long32(f));
+        }
+        self.mem.write(buf, &b)?;
+        Ok(0)
+    }
+
+    fn sys_times(&mut self, buf: u32) -> SysResult {
+        // SAFETY: all-zero is a valid tms.
+        let mut t: libc::tms = unsafe { std::mem::zeroed() };
+        // SAFETY: valid out-pointer.
+        let ticks = unsafe { libc::times(&mut t) };
+        if buf != 0 {
+            let mut b = [0u8; 16];
+            for (i, v) in [t.tms_utime, t.tms_stime, t.tms_cutime, t.tms_cstime].iter().enumerate() {
+                b[i * 4..i * 4 + 4].copy_from_slice(&(*v as u32).to_le_bytes());
+            }
+            self.mem.write(buf, &b)?;
+        }
+        Ok(ticks as u32)
+    }
+
+    fn sys_prctl(&mut self, option: u32, arg: u32) -> SysResult {
+        const PR_SET_NAME: u32 = 15;
+        const PR_GET_NAME: u32 = 16;
+        match option {
+            PR_SET_NAME => {
+                let mut name = [0u8; 16];
+                let len = self.mem.accessible_len(arg, 16, perm::R) as usize;
+                self.mem.read(arg, &mut name[..len])?;
+                if len == 0 {
+                    return Err(errno(libc::EFAULT));
+                }
+                let end = name.iter().position(|&b| b == 0).unwrap_or(15).min(15);
+                self.thread_name = name;
+                self.thread_name[end..].fill(0);
+                Ok(0)
+            }
+            PR_GET_NAME => {
+                self.mem.write(arg, &self.thread_name.clone())?;
+                Ok(0)
+            }
+            _ => {
+                tracing::warn!(option, "unsupported prctl option");
+                Err(errno(libc::EINVAL))
+            }
+        }
+    }
+
+    /// One hart, so one CPU: a 4-byte mask with bit 0 set.
+    fn sys_sched_getaffinity(&mut self, size: u32, mask: u32) -> SysResult {
+        if size < 4 || size % 4 != 0 {
+            return Err(errno(libc::EINVAL));
+        }
+        self.mem.write_u32(mask, 1)?;
+        Ok(4)
+    }
+
+    fn sys_getrandom(&mut self, buf: u32, len: u32, _flags: u32) -> SysResult {
+        let len = len.min(32 << 20);
+        let out = self.mem.slice_mut(buf, len)?;
+        fill_random(out).map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        Ok(len)
+    }
+
+    fn sys_clock_gettime(&mut self, clock: u32, ts: u32, resolution: bool) -> SysResult {
+        if clock as i32 > 11 {
+            return Err(errno(libc::EINVAL));
+        }
+        // SAFETY: all-zero is a valid timespec.
+        let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: valid out-pointer; unknown clocks fail with EINVAL.
+        let r = unsafe {
+            if resolution {
+                libc::clock_getres(clock as libc::clockid_t, &mut t)
+            } else {
+                libc::clock_gettime(clock as libc::clockid_t, &mut t)
+            }
+        };
+        host_result(r as i64)?;
+        if ts != 0 || !resolution {
+            write_timespec(&mut self.mem, ts, &t)?;
+        }
+        Ok(0)
+    }
+
+    fn sys_clock_nanosleep(&mut self, clock: u32, flags: u32, req: u32, rem: u32) -> SysResult {
+        const TIMER_ABSTIME: u32 = 1;
+        let t = read_timespec(&self.mem, req)?;
+        // SAFETY: all-zero is a valid timespec.
+        let mut left: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointers; clock_nanosleep returns an error number instead of -1.
+        let e = unsafe {
+            libc::clock_nanosleep(clock as libc::clockid_t, flags as i32, &t, &mut left)
+        };
+        if e != 0 {
+            if e == libc::EINTR && rem != 0 && flags & TIMER_ABSTIME == 0 {
+                write_timespec(&mut self.mem, rem, &left)?;
+            }
+            return Err(errno(e));
+        }
+        Ok(0)
+    }
+
+    /// One thread: waits can never be woken, wakes never find waiters.
+    fn sys_futex(&mut self, uaddr: u32, op: u32, val: u32, timeout: u32) -> SysResult {
+        const FUTEX_WAIT: u32 = 0;
+        const FUTEX_WAKE: u32 = 1;
+        const FUTEX_WAIT_BITSET: u32 = 9;
+        const FUTEX_WAKE_BITSET: u32 = 10;
+        const FUTEX_CMD_MASK: u32 = 0x7f;
+        match op & FUTEX_CMD_MASK {
+            FUTEX_WAKE | FUTEX_WAKE_BITSET => Ok(0),
+            FUTEX_WAIT | FUTEX_WAIT_BITSET => {
+                if self.mem.read_u32(uaddr)? != val {
+                    return Err(errno(libc::EAGAIN));
+                }
+                if timeout != 0 {
+                    let t = read_timespec(&self.mem, timeout)?;
+                    if op & FUTEX_CMD_MASK == FUTEX_WAIT {
+                        std::thread::sleep(std::time::Duration::new(
+                            t.tv_sec.max(0) as u64,
+                            t.tv_nsec.clamp(0, 999_999_999) as u32,
+                        ));
+                    }
+                    return Err(errno(libc::ETIMEDOUT));
+                }
+                tracing::warn!(uaddr, "futex wait with no other thread to wake it");
+                Err(errno(libc::EINTR))
+            }
+            cmd => {
+                tracing::warn!(cmd, "unsupported futex operation");
+                Err(errno(libc::ENOSYS))
+            }
+        }
+    }
+}
+
+/// Read a guest `struct __kernel_timespec` {i64 sec; i64 nsec}.
+fn read_timespec(mem: &super::mem::GuestMemory, va: u32) -> Result<libc::timespec, SysError> {
+    let sec = mem.read_u64(va)? as i64;
+    // The kernel ignores the upper half of tv_nsec for 32-bit tasks.
+    let nsec = mem.read_u32(va.wrapping_add(8))? as i32 as i64;
+    if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+        return Err(errno(libc::EINVAL));
+    }
+    Ok(libc::timespec {
+        tv_sec: sec,
+        tv_nsec: nsec,
+    })
+}
+
+/// Write a guest `struct __kernel_timespec`.
+fn write_timespec(mem: &mut super::mem::GuestMemory, va: u32, t: &libc::timespec) -> Result<(), SysError> {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&t.tv_sec.to_le_bytes());
+    b[8..].copy_from_slice(&t.tv_nsec.to_le_bytes());
+    mem.write(va, &b)?;
+    Ok(())
+}
+
+/// Fill `buf` from the host's randomness source.
+pub fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: writes at most `buf.len() - done` bytes into `buf[done..]`.
+        let n = unsafe { libc::getrandom(buf[done..].as_mut_ptr().cast(), buf.len() - done, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_pairs_are_low_word_first() {
+        assert_eq!(pair(5, 1), 0x1_0000_0005);
+        assert_eq!(pair(0xffff_ffff, 0xffff_ffff), -1);
+    }
+
+    #[test]
+    fn utsname_fields() {
+        let u = encode_utsname();
+        assert_eq!(u.len(), 390);
+        assert_eq!(&u[..6], b"Linux\0");
+        assert_eq!(&u[4 * 65..4 * 65 + 8], b"riscv32\0");
+    }
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(11), "SIGSEGV");
+        assert_eq!(signal_name(6), "SIGABRT");
+    }
+}

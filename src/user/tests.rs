@@ -1,0 +1,1 @@
+//! Tests of the process as the engine sees it: syscalls and traps through `handle_trap`.

@@ -1,0 +1,61 @@
+/* sysinfo: uname (sysname and machine only), process ids, limits, misc identity calls. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "guest_util.h"
+
+int main(void) {
+    struct utsname u;
+    check(uname(&u) == 0, "uname");
+    printf("sysname=%s machine=%s\n", u.sysname, u.machine);
+    check(strlen(u.release) > 0, "release nonempty");
+
+    pid_t pid = getpid();
+    check(pid > 0, "getpid > 0");
+    check(getppid() >= 0, "getppid >= 0");
+    check(gettid() == pid, "gettid == getpid (single thread)");
+    check(getuid() == geteuid(), "uid == euid");
+    check(getgid() == getegid(), "gid == egid");
+    check(getpgrp() > 0, "getpgrp > 0");
+    check(getsid(0) > 0, "getsid > 0");
+
+    struct rlimit rl;
+    check(getrlimit(RLIMIT_STACK, &rl) == 0, "getrlimit STACK");
+    check(rl.rlim_cur >= 1024 * 1024 || rl.rlim_cur == RLIM_INFINITY, "stack limit >= 1 MiB");
+    check(getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 64, "NOFILE >= 64");
+
+    long page = sysconf(_SC_PAGESIZE);
+    printf("pagesize=%ld\n", page);
+    printf("AT_PAGESZ=%lu\n", getauxval(AT_PAGESZ));
+    check(getauxval(AT_PHDR) != 0, "AT_PHDR present");
+    check(getauxval(AT_ENTRY) != 0, "AT_ENTRY present");
+    check(getauxval(AT_RANDOM) != 0, "AT_RANDOM present");
+    unsigned long hw = getauxval(AT_HWCAP);
+    /* Bits are 1 << (letter - 'A'): I, M, A, F, D, C are all needed by these programs. */
+    printf("hwcap has IMAFDC: %d\n",
+           (hw & 0x112d) == 0x112d);
+    check(sysconf(_SC_NPROCESSORS_ONLN) >= 1, "nprocs >= 1");
+
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    check(sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 1, "sched_getaffinity");
+    check(sched_yield() == 0, "sched_yield");
+
+    struct rusage ru;
+    check(getrusage(RUSAGE_SELF, &ru) == 0, "getrusage");
+
+    char host[256];
+    check(gethostname(host, sizeof host) == 0, "gethostname");
+
+    /* An unknown syscall returns ENOSYS rather than killing the process. */
+    long r = syscall(4000);
+    printf("syscall 4000: %ld errno=%d (ENOSYS=%d)\n", r, errno, ENOSYS);
+    printf("failures=%d\n", guest_failures);
+    return guest_failures ? 1 : 0;
+}
