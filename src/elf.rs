@@ -242,7 +242,9 @@ impl ElfFile {
             return Err(ElfError::Malformed("program header entry size too small"));
         }
         if phnum == 0xffff {
-            return Err(ElfError::Malformed("extended program header count is not supported"));
+            return Err(ElfError::Malformed(
+                "extended program header count is not supported",
+            ));
         }
         let ph_table = r.slice(
             "program header table",
@@ -375,9 +377,10 @@ impl ElfFile {
                 r.slice("section", s.offset as u64, s.size as u64)?;
             }
             if s.flags & (SHF_ALLOC | SHF_EXECINSTR) == SHF_ALLOC | SHF_EXECINSTR && s.size != 0 {
-                let end = s.addr.checked_add(s.size).ok_or(ElfError::Malformed(
-                    "executable section wraps past 4 GiB",
-                ))?;
+                let end = s
+                    .addr
+                    .checked_add(s.size)
+                    .ok_or(ElfError::Malformed("executable section wraps past 4 GiB"))?;
                 self.exec_sections.push(s.addr..end);
             }
         }
@@ -388,7 +391,9 @@ impl ElfFile {
         };
         let strtab = sections
             .get(symtab.link as usize)
-            .ok_or(ElfError::Malformed("symbol table links to a missing string table"))?;
+            .ok_or(ElfError::Malformed(
+                "symbol table links to a missing string table",
+            ))?;
         let strings = r.slice("string table", strtab.offset as u64, strtab.size as u64)?;
         let entsize = if symtab.entsize == 0 {
             SYM_SIZE
@@ -517,7 +522,7 @@ pub(crate) mod tests {
             let phnum: u16 = if self.interp { 4 } else { 3 };
             let mut f = vec![0u8; 0x1000];
             f.extend_from_slice(&self.text);
-            while f.len() % 0x1000 != 0 {
+            while !f.len().is_multiple_of(0x1000) {
                 f.push(0);
             }
             let data_off = f.len() as u32;
@@ -534,7 +539,7 @@ pub(crate) mod tests {
                 f.push(0);
             }
             let strtab_len = f.len() as u32 - strtab_off;
-            while f.len() % 4 != 0 {
+            while !f.len().is_multiple_of(4) {
                 f.push(0);
             }
             // .symtab: null symbol + ours (section index 1 = .text, defined).
@@ -553,14 +558,15 @@ pub(crate) mod tests {
             let shstr_off = f.len() as u32;
             let shstr = b"\0.text\0.data\0.bss\0.symtab\0.strtab\0.shstrtab\0";
             f.extend_from_slice(shstr);
-            while f.len() % 4 != 0 {
+            while !f.len().is_multiple_of(4) {
                 f.push(0);
             }
             let shoff = f.len() as u32;
             let text_len = self.text.len() as u32;
             let data_len = self.data.len() as u32;
             // (name, type, flags, addr, offset, size, link, entsize)
-            let sections: [(u32, u32, u32, u32, u32, u32, u32, u32); 7] = [
+            type Shdr = (u32, u32, u32, u32, u32, u32, u32, u32);
+            let sections: [Shdr; 7] = [
                 (0, 0, 0, 0, 0, 0, 0, 0),
                 (1, 1, 6, self.text_vaddr + 0x1000, 0x1000, text_len, 0, 0),
                 (7, 1, 3, self.data_vaddr, data_off, data_len, 0, 0),
@@ -666,7 +672,10 @@ pub(crate) mod tests {
         assert_eq!(ElfFile::parse(&f).unwrap_err(), ElfError::Not32Bit(2));
         let mut f = good.clone();
         f[5] = 2;
-        assert_eq!(ElfFile::parse(&f).unwrap_err(), ElfError::NotLittleEndian(2));
+        assert_eq!(
+            ElfFile::parse(&f).unwrap_err(),
+            ElfError::NotLittleEndian(2)
+        );
         let mut f = good.clone();
         f[18] = 62; // x86-64
         assert_eq!(ElfFile::parse(&f).unwrap_err(), ElfError::NotRiscV(62));
@@ -764,7 +773,11 @@ pub(crate) mod tests {
             let edits = 1 + rng.next() % 8;
             for _ in 0..edits {
                 // Bias edits towards the headers, where the interesting fields are.
-                let limit = if rng.next() % 4 == 0 { f.len() } else { 0x100 };
+                let limit = if rng.next().is_multiple_of(4) {
+                    f.len()
+                } else {
+                    0x100
+                };
                 let pos = (rng.next() as usize) % limit;
                 match rng.next() % 3 {
                     0 => f[pos] = rng.next() as u8,
@@ -776,7 +789,7 @@ pub(crate) mod tests {
                     }
                 }
             }
-            if rng.next() % 5 == 0 {
+            if rng.next().is_multiple_of(5) {
                 let cut = (rng.next() as usize) % f.len();
                 f.truncate(cut);
             }

@@ -42,12 +42,12 @@ pub mod fflags {
 /// The architectural state of one hart.
 #[repr(C)]
 pub struct Hart {
-    /// Integer registers; x[0] is kept at zero (writes to it are discarded by every tier).
+    /// Integer registers; `x[0]` is kept at zero (writes to it are discarded by every tier).
     pub x: [u32; 32],
     pub pc: u32,
-    /// Accrued FP exception flags (fcsr[4:0]).
+    /// Accrued FP exception flags (`fcsr[4:0]`).
     pub fflags: u8,
-    /// Dynamic rounding mode (fcsr[7:5]).
+    /// Dynamic rounding mode (`fcsr[7:5]`).
     pub frm: u8,
     /// Current privilege level.
     pub prv: Priv,

@@ -174,23 +174,21 @@ fn encode_stat64(st: &libc::stat) -> [u8; 104] {
 /// Guest `struct statfs64` (asm-generic, 32-bit words, 64-bit counts): 88 bytes.
 const STATFS64_SIZE: u32 = 88;
 
-fn encode_statfs64(s: &libc::statfs) -> [u8; STATFS64_SIZE as usize] {
+/// Encode the host kernel's x86-64 `struct statfs` (long f_type, f_bsize, f_blocks, f_bfree,
+/// f_bavail, f_files, f_ffree; int f_fsid[2]; long f_namelen, f_frsize, f_flags, f_spare[4])
+/// as the guest's `struct statfs64`.
+fn encode_statfs64(host: &[u64; 15]) -> [u8; STATFS64_SIZE as usize] {
     let mut b = [0u8; STATFS64_SIZE as usize];
     let mut put = |off: usize, bytes: &[u8]| b[off..off + bytes.len()].copy_from_slice(bytes);
-    put(0, &(s.f_type as u32).to_le_bytes());
-    put(4, &(s.f_bsize as u32).to_le_bytes());
-    put(8, &s.f_blocks.to_le_bytes());
-    put(16, &s.f_bfree.to_le_bytes());
-    put(24, &s.f_bavail.to_le_bytes());
-    put(32, &s.f_files.to_le_bytes());
-    put(40, &s.f_ffree.to_le_bytes());
-    // SAFETY: fsid_t is two plain ints with no invalid bit patterns.
-    let fsid: [i32; 2] = unsafe { std::mem::transmute(s.f_fsid) };
-    put(48, &fsid[0].to_le_bytes());
-    put(52, &fsid[1].to_le_bytes());
-    put(56, &(s.f_namelen as u32).to_le_bytes());
-    put(60, &(s.f_frsize as u32).to_le_bytes());
-    put(64, &(s.f_flags as u32).to_le_bytes());
+    put(0, &(host[0] as u32).to_le_bytes());
+    put(4, &(host[1] as u32).to_le_bytes());
+    for i in 0..5 {
+        put(8 + i * 8, &host[2 + i].to_le_bytes());
+    }
+    put(48, &host[7].to_le_bytes()); // f_fsid: two ints, copied as they are
+    put(56, &(host[8] as u32).to_le_bytes());
+    put(60, &(host[9] as u32).to_le_bytes());
+    put(64, &(host[10] as u32).to_le_bytes());
     b
 }
 
@@ -295,7 +293,12 @@ impl Process {
     }
 
     /// Translate a guest iovec array into host iovecs over checked guest memory.
-    fn host_iovecs(&mut self, iov: u32, count: u32, need: u8) -> Result<Vec<libc::iovec>, SysError> {
+    fn host_iovecs(
+        &mut self,
+        iov: u32,
+        count: u32,
+        need: u8,
+    ) -> Result<Vec<libc::iovec>, SysError> {
         if count > UIO_MAXIOV {
             return Err(errno(libc::EINVAL));
         }
@@ -357,7 +360,14 @@ impl Process {
     }
 
     /// `_llseek(fd, offset_high, offset_low, result*, whence)`.
-    pub(super) fn sys_llseek(&mut self, fd: u32, hi: u32, lo: u32, result: u32, whence: u32) -> SysResult {
+    pub(super) fn sys_llseek(
+        &mut self,
+        fd: u32,
+        hi: u32,
+        lo: u32,
+        result: u32,
+        whence: u32,
+    ) -> SysResult {
         let host = self.fds.host(fd)?;
         let offset = ((hi as u64) << 32 | lo as u64) as i64;
         self.mem.check(result, 8, perm::W)?;
@@ -370,7 +380,14 @@ impl Process {
         Ok(0)
     }
 
-    pub(super) fn sys_statx(&mut self, dirfd: u32, path: u32, flags: u32, mask: u32, buf: u32) -> SysResult {
+    pub(super) fn sys_statx(
+        &mut self,
+        dirfd: u32,
+        path: u32,
+        flags: u32,
+        mask: u32,
+        buf: u32,
+    ) -> SysResult {
         let path = self.guest_path(path)?;
         let host_dir = if path.as_bytes().is_empty() && flags & AT_EMPTY_PATH != 0 {
             if dirfd as i32 == AT_FDCWD {
@@ -401,7 +418,13 @@ impl Process {
     }
 
     /// fstatat64 (79) with the asm-generic `struct stat64`; fstat64 (80) is the AT_EMPTY_PATH case.
-    pub(super) fn sys_fstatat64(&mut self, dirfd: u32, path: Option<u32>, buf: u32, flags: u32) -> SysResult {
+    pub(super) fn sys_fstatat64(
+        &mut self,
+        dirfd: u32,
+        path: Option<u32>,
+        buf: u32,
+        flags: u32,
+    ) -> SysResult {
         let (host_dir, path) = match path {
             Some(p) => {
                 let path = self.guest_path(p)?;
@@ -414,7 +437,11 @@ impl Process {
             }
             None => (self.fds.host(dirfd)?, CString::default()),
         };
-        let flags = if path.as_bytes().is_empty() { flags | AT_EMPTY_PATH } else { flags };
+        let flags = if path.as_bytes().is_empty() {
+            flags | AT_EMPTY_PATH
+        } else {
+            flags
+        };
         self.mem.check(buf, 104, perm::W)?;
         // SAFETY: an all-zero stat is a valid value of this plain C struct.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -425,27 +452,31 @@ impl Process {
         Ok(0)
     }
 
-    pub(super) fn sys_statfs64(&mut self, target: Result<u32, u32>, size: u32, buf: u32) -> SysResult {
+    pub(super) fn sys_statfs64(
+        &mut self,
+        target: Result<u32, u32>,
+        size: u32,
+        buf: u32,
+    ) -> SysResult {
         if size != STATFS64_SIZE {
             return Err(errno(libc::EINVAL));
         }
         self.mem.check(buf, STATFS64_SIZE as u64, perm::W)?;
-        // SAFETY: all-zero is a valid statfs.
-        let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+        let mut host = [0u64; 15];
         let r = match target {
             Ok(path) => {
                 let path = self.guest_path(path)?;
-                // SAFETY: NUL-terminated path, valid out-pointer.
-                unsafe { libc::statfs(path.as_ptr(), &mut s) }
+                // SAFETY: NUL-terminated path; `host` is 120 bytes, the x86-64 struct statfs.
+                unsafe { libc::syscall(libc::SYS_statfs, path.as_ptr(), host.as_mut_ptr()) }
             }
             Err(fd) => {
-                let host = self.fds.host(fd)?;
-                // SAFETY: valid out-pointer.
-                unsafe { libc::fstatfs(host, &mut s) }
+                let fd = self.fds.host(fd)?;
+                // SAFETY: as above.
+                unsafe { libc::syscall(libc::SYS_fstatfs, fd, host.as_mut_ptr()) }
             }
         };
-        host_result(r as i64)?;
-        self.mem.write(buf, &encode_statfs64(&s))?;
+        host_result(r)?;
+        self.mem.write(buf, &encode_statfs64(&host))?;
         Ok(0)
     }
 
@@ -457,7 +488,13 @@ impl Process {
         host_result(unsafe { libc::syscall(libc::SYS_getdents64, host, ptr, len) })
     }
 
-    pub(super) fn sys_readlinkat(&mut self, dirfd: u32, path: u32, buf: u32, size: u32) -> SysResult {
+    pub(super) fn sys_readlinkat(
+        &mut self,
+        dirfd: u32,
+        path: u32,
+        buf: u32,
+        size: u32,
+    ) -> SysResult {
         if size as i32 <= 0 {
             return Err(errno(libc::EINVAL));
         }
@@ -472,7 +509,9 @@ impl Process {
             let host_dir = self.host_dirfd(dirfd, &path)?;
             let mut out = vec![0u8; PATH_MAX];
             // SAFETY: NUL-terminated path; `out` is PATH_MAX bytes long.
-            let n = unsafe { libc::readlinkat(host_dir, path.as_ptr(), out.as_mut_ptr().cast(), out.len()) };
+            let n = unsafe {
+                libc::readlinkat(host_dir, path.as_ptr(), out.as_mut_ptr().cast(), out.len())
+            };
             out.truncate(host_result(n as i64)? as usize);
             out
         };
@@ -481,11 +520,18 @@ impl Process {
         Ok(n as u32)
     }
 
-    pub(super) fn sys_faccessat(&mut self, dirfd: u32, path: u32, mode: u32, flags: u32) -> SysResult {
+    pub(super) fn sys_faccessat(
+        &mut self,
+        dirfd: u32,
+        path: u32,
+        mode: u32,
+        flags: u32,
+    ) -> SysResult {
         let path = self.guest_path(path)?;
         let host_dir = self.host_dirfd(dirfd, &path)?;
         // SAFETY: NUL-terminated path; no other memory effects.
-        let r = unsafe { libc::syscall(libc::SYS_faccessat2, host_dir, path.as_ptr(), mode, flags) };
+        let r =
+            unsafe { libc::syscall(libc::SYS_faccessat2, host_dir, path.as_ptr(), mode, flags) };
         if r < 0 && last_errno_is(libc::ENOSYS) {
             // Old host kernel: glibc's faccessat emulates the flags.
             // SAFETY: as above.
@@ -509,14 +555,28 @@ impl Process {
         host_result(unsafe { libc::mkdirat(host_dir, path.as_ptr(), mode as libc::mode_t) } as i64)
     }
 
-    pub(super) fn sys_renameat2(&mut self, olddir: u32, old: u32, newdir: u32, new: u32, flags: u32) -> SysResult {
+    pub(super) fn sys_renameat2(
+        &mut self,
+        olddir: u32,
+        old: u32,
+        newdir: u32,
+        new: u32,
+        flags: u32,
+    ) -> SysResult {
         let old = self.guest_path(old)?;
         let new = self.guest_path(new)?;
         let old_dir = self.host_dirfd(olddir, &old)?;
         let new_dir = self.host_dirfd(newdir, &new)?;
         // SAFETY: NUL-terminated paths.
         host_result(unsafe {
-            libc::syscall(libc::SYS_renameat2, old_dir, old.as_ptr(), new_dir, new.as_ptr(), flags)
+            libc::syscall(
+                libc::SYS_renameat2,
+                old_dir,
+                old.as_ptr(),
+                new_dir,
+                new.as_ptr(),
+                flags,
+            )
         })
     }
 
@@ -532,13 +592,22 @@ impl Process {
         host_result(unsafe { libc::symlinkat(target.as_ptr(), dir, link.as_ptr()) } as i64)
     }
 
-    pub(super) fn sys_linkat(&mut self, olddir: u32, old: u32, newdir: u32, new: u32, flags: u32) -> SysResult {
+    pub(super) fn sys_linkat(
+        &mut self,
+        olddir: u32,
+        old: u32,
+        newdir: u32,
+        new: u32,
+        flags: u32,
+    ) -> SysResult {
         let old = self.guest_path(old)?;
         let new = self.guest_path(new)?;
         let od = self.host_dirfd(olddir, &old)?;
         let nd = self.host_dirfd(newdir, &new)?;
         // SAFETY: NUL-terminated paths.
-        host_result(unsafe { libc::linkat(od, old.as_ptr(), nd, new.as_ptr(), flags as i32) } as i64)
+        host_result(
+            unsafe { libc::linkat(od, old.as_ptr(), nd, new.as_ptr(), flags as i32) } as i64,
+        )
     }
 
     pub(super) fn sys_fchmodat(&mut self, dirfd: u32, path: u32, mode: u32) -> SysResult {
@@ -548,7 +617,14 @@ impl Process {
         host_result(unsafe { libc::syscall(libc::SYS_fchmodat, dir, path.as_ptr(), mode) })
     }
 
-    pub(super) fn sys_fchownat(&mut self, dirfd: u32, path: u32, uid: u32, gid: u32, flags: u32) -> SysResult {
+    pub(super) fn sys_fchownat(
+        &mut self,
+        dirfd: u32,
+        path: u32,
+        uid: u32,
+        gid: u32,
+        flags: u32,
+    ) -> SysResult {
         let path = self.guest_path(path)?;
         let dir = if path.as_bytes().is_empty() && flags & AT_EMPTY_PATH != 0 {
             self.fds.host(dirfd)?
@@ -596,7 +672,13 @@ impl Process {
         host_result(r as i64)
     }
 
-    pub(super) fn sys_utimensat(&mut self, dirfd: u32, path: u32, times: u32, flags: u32) -> SysResult {
+    pub(super) fn sys_utimensat(
+        &mut self,
+        dirfd: u32,
+        path: u32,
+        times: u32,
+        flags: u32,
+    ) -> SysResult {
         let mut ts = [0u8; 32];
         let times_ptr = if times == 0 {
             std::ptr::null()
@@ -810,7 +892,8 @@ impl Process {
     }
 
     pub(super) fn sys_getcwd(&mut self, buf: u32, size: u32) -> SysResult {
-        let cwd = std::env::current_dir().map_err(|e| errno(e.raw_os_error().unwrap_or(libc::ENOENT)))?;
+        let cwd =
+            std::env::current_dir().map_err(|e| errno(e.raw_os_error().unwrap_or(libc::ENOENT)))?;
         let mut bytes = cwd.as_os_str().as_bytes().to_vec();
         bytes.push(0);
         if bytes.len() > size as usize {
@@ -871,20 +954,37 @@ impl Process {
             if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
                 return Err(errno(libc::EINVAL));
             }
-            Some(libc::timespec { tv_sec: sec, tv_nsec: nsec })
+            Some(libc::timespec {
+                tv_sec: sec,
+                tv_nsec: nsec,
+            })
         };
         let invalid_count = invalid.iter().filter(|&&b| b).count();
         let ts_ptr = match (&ts, invalid_count) {
             // An invalid fd is an immediate event: do not wait.
-            (_, n) if n > 0 => &libc::timespec { tv_sec: 0, tv_nsec: 0 } as *const libc::timespec,
+            (_, n) if n > 0 => &libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            } as *const libc::timespec,
             (Some(t), _) => t as *const libc::timespec,
             (None, _) => std::ptr::null(),
         };
         // SAFETY: `host` holds nfds pollfds; the timeout is a valid timespec or NULL.
-        let r = unsafe { libc::ppoll(host.as_mut_ptr(), host.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
+        let r = unsafe {
+            libc::ppoll(
+                host.as_mut_ptr(),
+                host.len() as libc::nfds_t,
+                ts_ptr,
+                std::ptr::null(),
+            )
+        };
         let n = host_result(r as i64)?;
         for (i, p) in raw.chunks_exact_mut(8).enumerate() {
-            let revents = if invalid[i] { libc::POLLNVAL } else { host[i].revents };
+            let revents = if invalid[i] {
+                libc::POLLNVAL
+            } else {
+                host[i].revents
+            };
             p[6..8].copy_from_slice(&revents.to_le_bytes());
         }
         self.mem.write(fds, &raw)?;
@@ -898,13 +998,24 @@ fn last_errno_is(code: i32) -> bool {
 }
 
 /// Read a whole host file region into guest memory (private file mappings), up to EOF.
-pub(super) fn read_file_into(mem: &mut GuestMemory, host: RawFd, offset: u64, va: u32, len: u32) -> Result<(), SysError> {
+pub(super) fn read_file_into(
+    mem: &mut GuestMemory,
+    host: RawFd,
+    offset: u64,
+    va: u32,
+    len: u32,
+) -> Result<(), SysError> {
     let mut done = 0u32;
     while done < len {
         let dst = mem.host_ptr(va.wrapping_add(done));
         // SAFETY: `[va, va+len)` was just mapped by the caller and lies inside the reservation.
         let n = unsafe {
-            libc::pread(host, dst.cast(), (len - done) as usize, (offset + done as u64) as i64)
+            libc::pread(
+                host,
+                dst.cast(),
+                (len - done) as usize,
+                (offset + done as u64) as i64,
+            )
         };
         if n < 0 {
             if last_errno_is(libc::EINTR) {

@@ -69,7 +69,11 @@ pub fn load(
             if existing & perm::MAPPED == 0 {
                 mem.map(page as u32, PAGE_SIZE as u64, p);
             } else {
-                mem.protect(page as u32, PAGE_SIZE as u64, (existing & !perm::MAPPED) | p);
+                mem.protect(
+                    page as u32,
+                    PAGE_SIZE as u64,
+                    (existing & !perm::MAPPED) | p,
+                );
             }
             page += PAGE_SIZE as u64;
         }

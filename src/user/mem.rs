@@ -66,7 +66,8 @@ impl GuestMemory {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let base = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
+        let base =
+            NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
         Ok(GuestMemory {
             base,
             perms: vec![0u8; PAGE_COUNT].into_boxed_slice(),
@@ -408,7 +409,8 @@ mod tests {
         m.map(0x1000, 0x2000, perm::R | perm::W);
         assert!(m.check(0x1000, 0x2000, perm::R | perm::W).is_ok());
         assert_eq!(m.check(0x2ffe, 4, perm::R), Err(Fault { addr: 0x3000 }));
-        m.write_u32(0x1ffe, 0xdead_beef).expect("write across pages");
+        m.write_u32(0x1ffe, 0xdead_beef)
+            .expect("write across pages");
         assert_eq!(m.read_u32(0x1ffe), Ok(0xdead_beef));
         assert!(m.protect(0x2000, 0x1000, perm::R));
         assert_eq!(m.write_u32(0x1ffe, 0), Err(Fault { addr: 0x2000 }));

@@ -48,9 +48,18 @@ pub(super) fn emulate(p: &mut Process, hart: &mut Hart, trap: Trap) -> Result<Re
     };
     let insn = decode(bits);
     let access = match insn.op {
-        Op::Lh => Access::Load { width: 2, signed: true },
-        Op::Lhu => Access::Load { width: 2, signed: false },
-        Op::Lw => Access::Load { width: 4, signed: true },
+        Op::Lh => Access::Load {
+            width: 2,
+            signed: true,
+        },
+        Op::Lhu => Access::Load {
+            width: 2,
+            signed: false,
+        },
+        Op::Lw => Access::Load {
+            width: 4,
+            signed: true,
+        },
         Op::Sh => Access::Store { width: 2 },
         Op::Sw => Access::Store { width: 4 },
         Op::Flw => Access::FpLoad { width: 4 },

@@ -152,7 +152,7 @@ impl Process {
         };
 
         let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
-            if addr % PAGE_SIZE != 0 {
+            if !addr.is_multiple_of(PAGE_SIZE) {
                 return Err(errno(libc::EINVAL));
             }
             if addr as u64 + len > TASK_SIZE as u64 {
@@ -191,7 +191,14 @@ impl Process {
     }
 
     /// Record a shared file mapping that may be written, for write-back.
-    fn remember_shared(&mut self, host: i32, start: u32, len: u64, offset: u64, writable_file: bool) {
+    fn remember_shared(
+        &mut self,
+        host: i32,
+        start: u32,
+        len: u64,
+        offset: u64,
+        writable_file: bool,
+    ) {
         if !writable_file {
             return;
         }
@@ -214,7 +221,8 @@ impl Process {
     /// free range below the mmap area top.
     fn choose_address(&self, hint: u32, len: u64) -> Result<u32, SysError> {
         let hint = hint & !(PAGE_SIZE - 1);
-        if hint >= MMAP_MIN && hint as u64 + len <= TASK_SIZE as u64 && self.mem.is_free(hint, len) {
+        if hint >= MMAP_MIN && hint as u64 + len <= TASK_SIZE as u64 && self.mem.is_free(hint, len)
+        {
             return Ok(hint);
         }
         self.mem
@@ -293,7 +301,7 @@ impl Process {
     }
 
     pub(super) fn sys_munmap(&mut self, hart: &mut Hart, addr: u32, len: u32) -> SysResult {
-        if addr % PAGE_SIZE != 0 || len == 0 {
+        if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
             return Err(errno(libc::EINVAL));
         }
         let len = page_round_up(len as u64).ok_or(errno(libc::EINVAL))?;
@@ -307,8 +315,16 @@ impl Process {
         Ok(0)
     }
 
-    pub(super) fn sys_mprotect(&mut self, hart: &mut Hart, addr: u32, len: u32, prot: u32) -> SysResult {
-        if addr % PAGE_SIZE != 0 || prot & !(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWS) != 0 {
+    pub(super) fn sys_mprotect(
+        &mut self,
+        hart: &mut Hart,
+        addr: u32,
+        len: u32,
+        prot: u32,
+    ) -> SysResult {
+        if !addr.is_multiple_of(PAGE_SIZE)
+            || prot & !(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWS) != 0
+        {
             return Err(errno(libc::EINVAL));
         }
         let len = page_round_up(len as u64).ok_or(errno(libc::ENOMEM))?;
@@ -332,7 +348,7 @@ impl Process {
         flags: u32,
         new_addr: u32,
     ) -> SysResult {
-        if old % PAGE_SIZE != 0
+        if !old.is_multiple_of(PAGE_SIZE)
             || flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0
             || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0)
         {
@@ -354,7 +370,11 @@ impl Process {
         if flags & MREMAP_FIXED != 0 {
             let new_end = new_addr as u64 + new_len;
             let overlaps = (new_addr as u64) < old as u64 + old_len && (old as u64) < new_end;
-            if new_addr % PAGE_SIZE != 0 || overlaps || new_end > TASK_SIZE as u64 || new_addr < MMAP_MIN {
+            if !new_addr.is_multiple_of(PAGE_SIZE)
+                || overlaps
+                || new_end > TASK_SIZE as u64
+                || new_addr < MMAP_MIN
+            {
                 return Err(errno(libc::EINVAL));
             }
             self.write_back_shared(new_addr, new_end, true);
@@ -405,7 +425,7 @@ impl Process {
     }
 
     pub(super) fn sys_msync(&mut self, addr: u32, len: u32) -> SysResult {
-        if addr % PAGE_SIZE != 0 {
+        if !addr.is_multiple_of(PAGE_SIZE) {
             return Err(errno(libc::EINVAL));
         }
         let len = page_round_up(len as u64).ok_or(errno(libc::ENOMEM))?;
@@ -416,8 +436,14 @@ impl Process {
         Ok(0)
     }
 
-    pub(super) fn sys_madvise(&mut self, hart: &mut Hart, addr: u32, len: u32, advice: u32) -> SysResult {
-        if addr % PAGE_SIZE != 0 {
+    pub(super) fn sys_madvise(
+        &mut self,
+        hart: &mut Hart,
+        addr: u32,
+        len: u32,
+        advice: u32,
+    ) -> SysResult {
+        if !addr.is_multiple_of(PAGE_SIZE) {
             return Err(errno(libc::EINVAL));
         }
         let len = page_round_up(len as u64).ok_or(errno(libc::EINVAL))?;
@@ -443,7 +469,14 @@ fn dup_owned(fd: &OwnedFd) -> Option<OwnedFd> {
 fn write_all_at(file: &OwnedFd, mut bytes: &[u8], mut pos: u64) {
     while !bytes.is_empty() {
         // SAFETY: writes from a valid slice; no other memory effects.
-        let n = unsafe { libc::pwrite(file.as_raw_fd(), bytes.as_ptr().cast(), bytes.len(), pos as i64) };
+        let n = unsafe {
+            libc::pwrite(
+                file.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                pos as i64,
+            )
+        };
         if n <= 0 {
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;

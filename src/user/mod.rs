@@ -17,6 +17,7 @@ mod loader;
 mod mem;
 mod misaligned;
 mod mman;
+mod proc;
 mod stack;
 mod syscall;
 
@@ -61,8 +62,8 @@ pub struct UserOptions {
     pub engine: EngineConfig,
     /// Stop after this many instructions (exit status 124).
     pub max_insns: Option<u64>,
-    /// `NAME=value` entries added to (or replacing in) the host environment passed to the guest.
-    pub extra_env: Vec<String>,
+    /// Print engine statistics to stderr at exit.
+    pub stats: bool,
 }
 
 impl Default for UserOptions {
@@ -73,7 +74,7 @@ impl Default for UserOptions {
             allow_misaligned: false,
             engine: EngineConfig::default(),
             max_insns: None,
-            extra_env: Vec::new(),
+            stats: false,
         }
     }
 }
@@ -108,6 +109,9 @@ pub fn run(opts: UserOptions) -> Result<i32, UserError> {
     let mut engine = Engine::new(opts.engine);
     let stop = engine.run(&mut hart, &mut process, opts.max_insns);
     process.write_back_all();
+    if opts.stats {
+        crate::report_stats(&engine, &hart);
+    }
     Ok(match stop {
         Stop::Exit(status) => status,
         Stop::InsnLimit => {
@@ -170,25 +174,23 @@ impl Process {
             source,
         })?;
         let mut mem = GuestMemory::new().map_err(UserError::Reserve)?;
-        let image = loader::load(&mut mem, &elf, PIE_BASE, MMAP_TOP).map_err(|e| {
-            UserError::Layout {
+        let image =
+            loader::load(&mut mem, &elf, PIE_BASE, MMAP_TOP).map_err(|e| UserError::Layout {
                 path: path.clone(),
                 vaddr: e.vaddr,
-            }
-        })?;
+            })?;
 
         let stack_bottom = STACK_TOP - STACK_SIZE;
         mem.map(stack_bottom, STACK_SIZE as u64, perm::R | perm::W);
         let program = path.as_os_str().as_encoded_bytes().to_vec();
         let mut args = vec![program.clone()];
         args.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
-        let env = guest_environment(&opts.extra_env);
+        let env = guest_environment();
         let mut random = [0u8; 16];
         if syscall::fill_random(&mut random).is_err() {
             tracing::warn!("no host randomness for AT_RANDOM; using zeros");
         }
-        // SAFETY (four calls): these only return the caller's ids.
-        let ids = unsafe { [libc::getuid(), libc::geteuid(), libc::getgid(), libc::getegid()] };
+        let ids = syscall::host_ids();
         let auxv = [
             (at::PHDR, image.phdr),
             (at::PHENT, elf.phentsize as u32),
@@ -262,24 +264,16 @@ fn name_of(path: &Path) -> [u8; 16] {
     name
 }
 
-/// The host environment with `extra` ("NAME=value") entries added or replacing.
-fn guest_environment(extra: &[String]) -> Vec<Vec<u8>> {
-    let mut env: Vec<Vec<u8>> = std::env::vars_os()
+/// The guest's environment: the host's, as qemu-user passes it.
+fn guest_environment() -> Vec<Vec<u8>> {
+    std::env::vars_os()
         .map(|(k, v)| {
             let mut e = k.as_encoded_bytes().to_vec();
             e.push(b'=');
             e.extend_from_slice(v.as_encoded_bytes());
             e
         })
-        .collect();
-    for e in extra {
-        if let Some(eq) = e.find('=') {
-            let prefix = &e.as_bytes()[..=eq];
-            env.retain(|x| !x.starts_with(prefix));
-            env.push(e.as_bytes().to_vec());
-        }
-    }
-    env
+        .collect()
 }
 
 impl Platform for Process {
@@ -305,7 +299,13 @@ impl Platform for Process {
         Err(Trap::new(Exception::LoadAccessFault, paddr))
     }
 
-    fn mmio_write(&mut self, _hart: &mut Hart, paddr: u32, _size: u32, _value: u64) -> Result<(), Trap> {
+    fn mmio_write(
+        &mut self,
+        _hart: &mut Hart,
+        paddr: u32,
+        _size: u32,
+        _value: u64,
+    ) -> Result<(), Trap> {
         Err(Trap::new(Exception::StoreAccessFault, paddr))
     }
 
@@ -325,8 +325,8 @@ impl Platform for Process {
             }
             Some(LoadMisaligned | StoreMisaligned) => misaligned::emulate(self, hart, trap),
             Some(
-                LoadPageFault | StorePageFault | InsnPageFault | LoadAccessFault
-                | StoreAccessFault | InsnAccessFault,
+                LoadPageFault | StorePageFault | InsnPageFault | LoadAccessFault | StoreAccessFault
+                | InsnAccessFault,
             ) => Err(fatal_signal(sig::SIGSEGV, pc, Some(trap.tval))),
             Some(InsnMisaligned) => Err(fatal_signal(sig::SIGBUS, pc, Some(trap.tval))),
             Some(Breakpoint) => Err(fatal_signal(sig::SIGTRAP, pc, None)),
@@ -338,7 +338,11 @@ impl Platform for Process {
                 Err(stop)
             }
             _ => {
-                tracing::warn!(cause = trap.cause, tval = trap.tval, "unexpected trap in user mode");
+                tracing::warn!(
+                    cause = trap.cause,
+                    tval = trap.tval,
+                    "unexpected trap in user mode"
+                );
                 Err(fatal_signal(sig::SIGILL, pc, None))
             }
         }

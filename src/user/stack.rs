@@ -66,11 +66,15 @@ pub fn build(
     let mut cursor = top as u64;
     let mut push = |mem: &mut GuestMemory, bytes: &[u8], nul: bool| -> Result<u32, StackTooSmall> {
         let len = bytes.len() as u64 + nul as u64;
-        cursor = cursor.checked_sub(len).filter(|&c| c >= limit as u64).ok_or(StackTooSmall)?;
+        cursor = cursor
+            .checked_sub(len)
+            .filter(|&c| c >= limit as u64)
+            .ok_or(StackTooSmall)?;
         let at = cursor as u32;
         mem.write(at, bytes).map_err(|_| StackTooSmall)?;
         if nul {
-            mem.write(at + bytes.len() as u32, &[0]).map_err(|_| StackTooSmall)?;
+            mem.write(at + bytes.len() as u32, &[0])
+                .map_err(|_| StackTooSmall)?;
         }
         Ok(at)
     };
@@ -124,12 +128,17 @@ mod tests {
     use super::*;
 
     fn read_str(mem: &GuestMemory, va: u32) -> Vec<u8> {
-        mem.read_cstr(va, 4096).expect("readable").expect("terminated")
+        mem.read_cstr(va, 4096)
+            .expect("readable")
+            .expect("terminated")
     }
 
     #[test]
     fn hwcap_bits() {
-        assert_eq!(HWCAP_IMAFDC, (1 << 8) | (1 << 12) | 1 | (1 << 5) | (1 << 3) | (1 << 2));
+        assert_eq!(
+            HWCAP_IMAFDC,
+            (1 << 8) | (1 << 12) | 1 | (1 << 5) | (1 << 3) | (1 << 2)
+        );
     }
 
     #[test]
@@ -143,7 +152,11 @@ mod tests {
             args: &args,
             env: &env,
             execfn: b"/bin/prog",
-            auxv: &[(at::PAGESZ, 4096), (at::ENTRY, 0x10074), (at::HWCAP, HWCAP_IMAFDC)],
+            auxv: &[
+                (at::PAGESZ, 4096),
+                (at::ENTRY, 0x10074),
+                (at::HWCAP, HWCAP_IMAFDC),
+            ],
             random: [7; 16],
         };
         let sp = build(&mut mem, top, top - 0x10000, &contents).expect("fits");
@@ -194,6 +207,9 @@ mod tests {
             auxv: &[],
             random: [0; 16],
         };
-        assert_eq!(build(&mut mem, top, top - 0x1000, &contents), Err(StackTooSmall));
+        assert_eq!(
+            build(&mut mem, top, top - 0x1000, &contents),
+            Err(StackTooSmall)
+        );
     }
 }

@@ -4,8 +4,6 @@
 //!
 //! Unknown calls return -ENOSYS with a warning; nothing a guest passes can panic the host.
 
-use std::ffi::CStr;
-
 use crate::cpu::Hart;
 use crate::exec::platform::Stop;
 
@@ -144,7 +142,11 @@ pub fn errno(code: i32) -> SysError {
 
 /// The host's errno after a failed call.
 pub fn last_errno() -> SysError {
-    errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+    errno(
+        std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO),
+    )
 }
 
 /// A host return value: negative means failure with errno set.
@@ -165,7 +167,6 @@ fn pair(lo: u32, hi: u32) -> i64 {
 pub mod sig {
     pub const SIGILL: i32 = 4;
     pub const SIGTRAP: i32 = 5;
-    pub const SIGABRT: i32 = 6;
     pub const SIGBUS: i32 = 7;
     pub const SIGKILL: i32 = 9;
     pub const SIGSEGV: i32 = 11;
@@ -184,13 +185,42 @@ pub mod sig {
 
 /// The conventional name of a signal for messages.
 pub fn signal_name(signo: i32) -> String {
-    // SAFETY: sigabbrev_np returns NULL or a pointer to a static NUL-terminated string.
-    let p = unsafe { libc::sigabbrev_np(signo) };
-    if p.is_null() {
-        format!("signal {signo}")
-    } else {
-        // SAFETY: checked non-NULL above; glibc's table is static.
-        format!("SIG{}", unsafe { CStr::from_ptr(p) }.to_string_lossy())
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    match signo {
+        1..=31 => NAMES[signo as usize - 1].to_string(),
+        _ => format!("signal {signo}"),
     }
 }
 
@@ -202,6 +232,8 @@ pub struct SignalState {
     actions: Vec<[u8; 16]>,
     /// Blocked signals (bit n-1 for signal n).
     pub mask: u64,
+    /// Signals sent to ourselves while blocked (bit n-1 for signal n).
+    pub pending: u64,
 }
 
 impl Default for SignalState {
@@ -209,6 +241,7 @@ impl Default for SignalState {
         SignalState {
             actions: vec![[0u8; 16]; sig::NSIG as usize + 1],
             mask: 0,
+            pending: 0,
         }
     }
 }
@@ -292,7 +325,10 @@ impl Process {
         use nr::*;
         match number {
             READ => self.sys_read(a[0], a[1], a[2]),
-            WRITE => self.check_pipe(self.sys_write(a[0], a[1], a[2])),
+            WRITE => {
+                let r = self.sys_write(a[0], a[1], a[2]);
+                self.check_pipe(r)
+            }
             READV => self.sys_rwv(a[0], a[1], a[2], false, None),
             WRITEV => {
                 let r = self.sys_rwv(a[0], a[1], a[2], true, None);
@@ -370,17 +406,17 @@ impl Process {
             SET_TID_ADDRESS => Ok(self.pid),
             SET_ROBUST_LIST => Ok(0),
             GETPID | GETTID => Ok(self.pid),
-            // SAFETY (next five): these calls only return a value.
-            GETPPID => Ok(unsafe { libc::getppid() } as u32),
-            GETUID => Ok(unsafe { libc::getuid() }),
-            GETEUID => Ok(unsafe { libc::geteuid() }),
-            GETGID => Ok(unsafe { libc::getgid() }),
-            GETEGID => Ok(unsafe { libc::getegid() }),
+            GETPPID => Ok(host_id(libc::getppid) as u32),
+            GETUID => Ok(host_id(libc::getuid)),
+            GETEUID => Ok(host_id(libc::geteuid)),
+            GETGID => Ok(host_id(libc::getgid)),
+            GETEGID => Ok(host_id(libc::getegid)),
             GETPGID => self.sys_getpgid_sid(a[0], false),
             GETSID => self.sys_getpgid_sid(a[0], true),
             SETPGID | SETSID => Err(errno(libc::EPERM)),
             GETGROUPS => Ok(0),
-            WAIT4 | WAITID => Err(errno(libc::ECHILD)),
+            WAIT4 => self.sys_wait4(a[0], a[1], a[2], a[3]),
+            CLONE => self.sys_clone(hart, a[0], a[1], a[2], a[3], a[4]),
             KILL => self.sys_kill(a[0] as i32, a[1] as i32),
             TKILL => self.sys_tkill(a[0] as i32, a[1] as i32),
             TGKILL => self.sys_tkill(a[1] as i32, a[2] as i32),
@@ -406,8 +442,9 @@ impl Process {
             CLOCK_NANOSLEEP_TIME64 => self.sys_clock_nanosleep(a[0], a[1], a[2], a[3]),
             FUTEX_TIME64 => self.sys_futex(a[0], a[1], a[2], a[3]),
             MEMBARRIER | RSEQ | RISCV_HWPROBE => Err(errno(libc::ENOSYS)),
-            CLONE | CLONE3 | EXECVE => {
-                tracing::warn!(number, "process creation is not supported in user mode");
+            WAITID => self.sys_waitid(a[0], a[1], a[2], a[3], a[4]),
+            CLONE3 | EXECVE => {
+                tracing::warn!(number, "not supported in user mode");
                 Err(errno(libc::ENOSYS))
             }
             _ => {
@@ -447,7 +484,8 @@ impl Process {
         host_result(r as i64)
     }
 
-    /// A signal sent to ourselves: ignored, or fatal (there is no handler delivery).
+    /// A signal sent to ourselves: ignored, left pending while blocked, or fatal (there is no
+    /// handler delivery).
     fn signal_self(&mut self, signo: i32) -> SysResult {
         if !(0..=sig::NSIG).contains(&signo) {
             return Err(errno(libc::EINVAL));
@@ -455,15 +493,22 @@ impl Process {
         if signo == 0 {
             return Ok(0);
         }
+        let bit = 1u64 << (signo - 1);
+        if self.signals.mask & bit != 0 && signo != sig::SIGKILL && signo != sig::SIGSTOP {
+            self.signals.pending |= bit;
+            return Ok(0);
+        }
+        self.deliver(signo)?;
+        Ok(0)
+    }
+
+    /// Act on an unblocked signal: its default action or SIG_IGN. A guest handler cannot run,
+    /// so the signal is dropped with a warning.
+    fn deliver(&mut self, signo: i32) -> Result<(), SysError> {
         let handler = self.signals.handler(signo);
-        let blocked = self.signals.mask & (1 << (signo - 1)) != 0;
         if signo != sig::SIGKILL && signo != sig::SIGSTOP {
             if handler == SIG_IGN || (handler == SIG_DFL && default_ignored(signo)) {
-                return Ok(0);
-            }
-            if blocked {
-                tracing::warn!(signo, "blocked signal to self left pending forever");
-                return Ok(0);
+                return Ok(());
             }
             if handler != SIG_DFL {
                 tracing::warn!(
@@ -471,13 +516,25 @@ impl Process {
                     handler,
                     "signal handlers are not run in user mode; signal dropped"
                 );
-                return Ok(0);
+                return Ok(());
             }
         }
         Err(SysError::Stop(Stop::Fatal {
             status: 128 + signo,
             message: format!("rv32vm: guest killed by {}", signal_name(signo)),
         }))
+    }
+
+    /// Deliver pending signals the mask no longer blocks.
+    fn deliver_unblocked(&mut self) -> Result<(), SysError> {
+        let mut ready = self.signals.pending & !self.signals.mask;
+        self.signals.pending &= self.signals.mask;
+        while ready != 0 {
+            let signo = ready.trailing_zeros() as i32 + 1;
+            ready &= ready - 1;
+            self.deliver(signo)?;
+        }
+        Ok(())
     }
 
     fn sys_kill(&mut self, pid: i32, signo: i32) -> SysResult {
@@ -546,6 +603,7 @@ impl Process {
                 SIG_SETMASK => s,
                 _ => return Err(errno(libc::EINVAL)),
             };
+            self.deliver_unblocked()?;
         }
         Ok(0)
     }
@@ -568,7 +626,11 @@ impl Process {
         host_result(unsafe { libc::sysinfo(&mut s) } as i64)?;
         // Scale memory figures so they fit 32-bit fields (mem_unit grows instead).
         let unit = s.mem_unit.max(1) as u64;
-        let biggest = [s.totalram, s.totalswap].iter().map(|&v| v * unit).max().unwrap_or(0);
+        let biggest = [s.totalram, s.totalswap]
+            .iter()
+            .map(|&v| v * unit)
+            .max()
+            .unwrap_or(0);
         let mut guest_unit = 1u64;
         while biggest / guest_unit > u32::MAX as u64 {
             guest_unit <<= 1;
@@ -631,7 +693,10 @@ impl Process {
             return Err(errno(libc::EPERM));
         }
         let new = if new != 0 {
-            Some((self.mem.read_u64(new)?, self.mem.read_u64(new.wrapping_add(8))?))
+            Some((
+                self.mem.read_u64(new)?,
+                self.mem.read_u64(new.wrapping_add(8))?,
+            ))
         } else {
             None
         };
@@ -669,32 +734,7 @@ impl Process {
         let host_who = if who == 1 { libc::RUSAGE_THREAD } else { who };
         // SAFETY: valid out-pointer.
         host_result(unsafe { libc::getrusage(host_who, &mut r) } as i64)?;
-        // rv32 kernel layout: two {long sec; long usec} then 14 longs.
-        let fields = [
-            r.ru_utime.tv_sec,
-            r.ru_utime.tv_usec,
-            r.ru_stime.tv_sec,
-            r.ru_stime.tv_usec,
-            r.ru_maxrss,
-            r.ru_ixrss,
-            r.ru_idrss,
-            r.ru_isrss,
-            r.ru_minflt,
-            r.ru_majflt,
-            r.ru_nswap,
-            r.ru_inblock,
-            r.ru_oublock,
-            r.ru_msgsnd,
-            r.ru_msgrcv,
-            r.ru_nsignals,
-            r.ru_nvcsw,
-            r.ru_nivcsw,
-        ];
-        let mut b = Vec::with_capacity(72);
-        for f in fields {
-            b.extend_from_slice(&long32(f));
-        }
-        self.mem.write(buf, &b)?;
+        self.mem.write(buf, &rusage_bytes(&r))?;
         Ok(0)
     }
 
@@ -705,7 +745,10 @@ impl Process {
         let ticks = unsafe { libc::times(&mut t) };
         if buf != 0 {
             let mut b = [0u8; 16];
-            for (i, v) in [t.tms_utime, t.tms_stime, t.tms_cutime, t.tms_cstime].iter().enumerate() {
+            for (i, v) in [t.tms_utime, t.tms_stime, t.tms_cutime, t.tms_cstime]
+                .iter()
+                .enumerate()
+            {
                 b[i * 4..i * 4 + 4].copy_from_slice(&(*v as u32).to_le_bytes());
             }
             self.mem.write(buf, &b)?;
@@ -742,7 +785,7 @@ impl Process {
 
     /// One hart, so one CPU: a 4-byte mask with bit 0 set.
     fn sys_sched_getaffinity(&mut self, size: u32, mask: u32) -> SysResult {
-        if size < 4 || size % 4 != 0 {
+        if size < 4 || !size.is_multiple_of(4) {
             return Err(errno(libc::EINVAL));
         }
         self.mem.write_u32(mask, 1)?;
@@ -783,9 +826,8 @@ impl Process {
         // SAFETY: all-zero is a valid timespec.
         let mut left: libc::timespec = unsafe { std::mem::zeroed() };
         // SAFETY: valid pointers; clock_nanosleep returns an error number instead of -1.
-        let e = unsafe {
-            libc::clock_nanosleep(clock as libc::clockid_t, flags as i32, &t, &mut left)
-        };
+        let e =
+            unsafe { libc::clock_nanosleep(clock as libc::clockid_t, flags as i32, &t, &mut left) };
         if e != 0 {
             if e == libc::EINTR && rem != 0 && flags & TIMER_ABSTIME == 0 {
                 write_timespec(&mut self.mem, rem, &left)?;
@@ -829,6 +871,47 @@ impl Process {
     }
 }
 
+/// The rv32 kernel `struct rusage`: two {long sec; long usec} then 14 longs (72 bytes).
+pub fn rusage_bytes(r: &libc::rusage) -> Vec<u8> {
+    let fields = [
+        r.ru_utime.tv_sec,
+        r.ru_utime.tv_usec,
+        r.ru_stime.tv_sec,
+        r.ru_stime.tv_usec,
+        r.ru_maxrss,
+        r.ru_ixrss,
+        r.ru_idrss,
+        r.ru_isrss,
+        r.ru_minflt,
+        r.ru_majflt,
+        r.ru_nswap,
+        r.ru_inblock,
+        r.ru_oublock,
+        r.ru_msgsnd,
+        r.ru_msgrcv,
+        r.ru_nsignals,
+        r.ru_nvcsw,
+        r.ru_nivcsw,
+    ];
+    fields.iter().flat_map(|&f| long32(f)).collect()
+}
+
+/// Call one of the host's id getters (getuid, getppid, ...).
+fn host_id<T>(getter: unsafe extern "C" fn() -> T) -> T {
+    // SAFETY: the id getters take no arguments, cannot fail and have no memory effects.
+    unsafe { getter() }
+}
+
+/// The host's (uid, euid, gid, egid), for the auxiliary vector.
+pub fn host_ids() -> [u32; 4] {
+    [
+        host_id(libc::getuid),
+        host_id(libc::geteuid),
+        host_id(libc::getgid),
+        host_id(libc::getegid),
+    ]
+}
+
 /// Read a guest `struct __kernel_timespec` {i64 sec; i64 nsec}.
 fn read_timespec(mem: &super::mem::GuestMemory, va: u32) -> Result<libc::timespec, SysError> {
     let sec = mem.read_u64(va)? as i64;
@@ -844,7 +927,11 @@ fn read_timespec(mem: &super::mem::GuestMemory, va: u32) -> Result<libc::timespe
 }
 
 /// Write a guest `struct __kernel_timespec`.
-fn write_timespec(mem: &mut super::mem::GuestMemory, va: u32, t: &libc::timespec) -> Result<(), SysError> {
+fn write_timespec(
+    mem: &mut super::mem::GuestMemory,
+    va: u32,
+    t: &libc::timespec,
+) -> Result<(), SysError> {
     let mut b = [0u8; 16];
     b[..8].copy_from_slice(&t.tv_sec.to_le_bytes());
     b[8..].copy_from_slice(&t.tv_nsec.to_le_bytes());

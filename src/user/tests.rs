@@ -1,1 +1,462 @@
-//! Tests of the process as the engine sees it: syscalls and traps through `handle_trap`.
+//! Tests of the process as the engine sees it: loading, translation, and syscalls and traps
+//! through `handle_trap`, with the hart's registers set as a guest would set them.
+
+use std::path::PathBuf;
+
+use super::syscall::nr;
+use super::*;
+use crate::elf::tests::TestElf;
+
+/// A temporary file removed on drop.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(tag: &str, contents: &[u8]) -> TempFile {
+        let path = std::env::temp_dir().join(format!(
+            "rv32vm-user-{}-{tag}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&path, contents).expect("write temp file");
+        TempFile(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn start(args: &[&str]) -> (Process, Hart, TempFile) {
+    let elf = TempFile::new("prog", &TestElf::default().build());
+    let opts = UserOptions {
+        program: elf.0.clone(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        ..UserOptions::default()
+    };
+    let (p, h) = Process::new(&opts).expect("load test program");
+    (p, h, elf)
+}
+
+/// Issue syscall `number`; returns a0 as a signed value.
+fn sys(p: &mut Process, h: &mut Hart, number: u32, args: &[u32]) -> Result<i32, Stop> {
+    for (i, a) in args.iter().enumerate() {
+        h.x[10 + i] = *a;
+    }
+    h.x[17] = number;
+    let pc = h.pc;
+    p.handle_trap(h, Trap::new(Exception::EcallFromU, 0))?;
+    assert_eq!(h.pc, pc + 4, "pc steps over the ecall");
+    Ok(h.x[10] as i32)
+}
+
+fn ok(r: Result<i32, Stop>) -> i32 {
+    r.expect("syscall returned")
+}
+
+/// mmap2 of anonymous private memory.
+fn mmap_anon(
+    p: &mut Process,
+    h: &mut Hart,
+    addr: u32,
+    len: u32,
+    prot: u32,
+    extra_flags: u32,
+) -> i32 {
+    ok(sys(
+        p,
+        h,
+        nr::MMAP2,
+        &[addr, len, prot, 0x22 | extra_flags, u32::MAX, 0],
+    ))
+}
+
+fn can(p: &mut Process, h: &mut Hart, va: u32, access: Access) -> bool {
+    p.translate(h, va, access).is_ok()
+}
+
+#[test]
+fn process_starts_in_user_mode_with_argv_on_the_stack() {
+    let (p, h, elf) = start(&["one", "two"]);
+    assert_eq!(h.pc, 0x11000);
+    assert_eq!(h.prv, Priv::User);
+    assert_eq!(h.csr.mstatus & MSTATUS_FS, MSTATUS_FS_INITIAL);
+    let sp = h.x[2];
+    assert_eq!(sp % 16, 0);
+    assert!(sp < STACK_TOP && sp > STACK_TOP - STACK_SIZE);
+    assert_eq!(p.mem.read_u32(sp), Ok(3));
+    let arg = |i: u32| {
+        let ptr = p.mem.read_u32(sp + 4 + 4 * i).expect("argv");
+        p.mem
+            .read_cstr(ptr, 4096)
+            .expect("string")
+            .expect("terminated")
+    };
+    assert_eq!(arg(0), elf.0.as_os_str().as_encoded_bytes());
+    assert_eq!(arg(1), b"one");
+    assert_eq!(arg(2), b"two");
+    assert_eq!(p.mem.read_u32(sp + 16), Ok(0), "argv NULL");
+    assert_eq!(p.brk(), 0x15000);
+}
+
+#[test]
+fn missing_and_invalid_programs_are_load_errors() {
+    let opts = UserOptions {
+        program: PathBuf::from("/nonexistent/prog"),
+        ..UserOptions::default()
+    };
+    let err = Process::new(&opts).err().expect("fails");
+    assert!(err.to_string().contains("/nonexistent/prog"), "{err}");
+    let not_elf = TempFile::new("notelf", b"#!/bin/sh\necho hi\n");
+    let opts = UserOptions {
+        program: not_elf.0.clone(),
+        ..UserOptions::default()
+    };
+    let err = Process::new(&opts).err().expect("fails");
+    assert!(matches!(err, UserError::Elf { .. }), "{err}");
+    assert!(err.to_string().contains("not an ELF file"), "{err}");
+}
+
+#[test]
+fn translate_follows_page_permissions() {
+    let (mut p, mut h, _elf) = start(&[]);
+    assert!(can(&mut p, &mut h, 0x11000, Access::Execute));
+    assert!(can(&mut p, &mut h, 0x11000, Access::Read));
+    assert!(!can(&mut p, &mut h, 0x11000, Access::Write));
+    assert!(can(&mut p, &mut h, 0x12000, Access::Write));
+    assert!(!can(&mut p, &mut h, 0x12000, Access::Execute));
+    assert_eq!(
+        p.translate(&mut h, 0x10, Access::Read),
+        Err(Trap::new(Exception::LoadPageFault, 0x10))
+    );
+    assert_eq!(
+        p.translate(&mut h, 0x11000, Access::Write),
+        Err(Trap::new(Exception::StorePageFault, 0x11000))
+    );
+    assert_eq!(
+        p.translate(&mut h, 0x12000, Access::Execute),
+        Err(Trap::new(Exception::InsnPageFault, 0x12000))
+    );
+    match p.translate(&mut h, 0x12004, Access::Read) {
+        Ok(Target::Ram { host, cacheable }) => {
+            assert!(cacheable);
+            assert_eq!(host, p.mem.host_ptr(0x12004));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn brk_grows_and_shrinks() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let base = ok(sys(&mut p, &mut h, nr::BRK, &[0])) as u32;
+    assert_eq!(base, 0x15000);
+    assert!(!can(&mut p, &mut h, base, Access::Write));
+    let grown = ok(sys(&mut p, &mut h, nr::BRK, &[base + 0x2800])) as u32;
+    assert_eq!(grown, base + 0x2800);
+    assert!(can(&mut p, &mut h, base + 0x2fff, Access::Write));
+    assert!(!can(&mut p, &mut h, base + 0x3000, Access::Read));
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::BRK, &[base + 0x1000])) as u32,
+        base + 0x1000
+    );
+    assert!(!can(&mut p, &mut h, base + 0x1000, Access::Read));
+    // Below the start: unchanged.
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::BRK, &[0x1000])) as u32,
+        base + 0x1000
+    );
+    // Into an existing mapping: refused, unchanged.
+    let fixed = mmap_anon(&mut p, &mut h, base + 0x10000, 0x1000, 3, 0x10);
+    assert_eq!(fixed as u32, base + 0x10000);
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::BRK, &[base + 0x20000])) as u32,
+        base + 0x1000
+    );
+}
+
+#[test]
+fn mmap_munmap_mprotect_bookkeeping() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let a = mmap_anon(&mut p, &mut h, 0, 0x3000, 3, 0) as u32;
+    let b = mmap_anon(&mut p, &mut h, 0, 0x1000, 1, 0) as u32;
+    assert_eq!(a % 4096, 0);
+    assert!((MMAP_MIN..MMAP_TOP).contains(&a));
+    assert!(b + 0x1000 <= a || b >= a + 0x3000, "disjoint");
+    assert!(can(&mut p, &mut h, a + 0x2fff, Access::Write));
+    assert!(can(&mut p, &mut h, b, Access::Read));
+    assert!(!can(&mut p, &mut h, b, Access::Write));
+
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MPROTECT, &[a + 0x1000, 0x1000, 1])),
+        0
+    );
+    assert!(!can(&mut p, &mut h, a + 0x1000, Access::Write));
+    assert!(can(&mut p, &mut h, a + 0x2000, Access::Write));
+    // mprotect of unmapped memory: ENOMEM.
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MPROTECT, &[0x5000_0000, 0x1000, 1])),
+        -libc::ENOMEM
+    );
+
+    assert_eq!(ok(sys(&mut p, &mut h, nr::MUNMAP, &[a, 0x1000])), 0);
+    assert!(!can(&mut p, &mut h, a, Access::Read));
+    assert!(can(&mut p, &mut h, a + 0x1000, Access::Read));
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MUNMAP, &[a + 1, 0x1000])),
+        -libc::EINVAL
+    );
+    assert_eq!(ok(sys(&mut p, &mut h, nr::MUNMAP, &[a, 0])), -libc::EINVAL);
+
+    // Fixed mappings and NOREPLACE.
+    let f = mmap_anon(&mut p, &mut h, 0x2000_0000, 0x2000, 3, 0x10);
+    assert_eq!(f as u32, 0x2000_0000);
+    let clash = mmap_anon(&mut p, &mut h, 0x2000_1000, 0x1000, 3, 0x10_0000);
+    assert_eq!(clash, -libc::EEXIST);
+    assert_eq!(
+        mmap_anon(&mut p, &mut h, 0x2000_0001, 0x1000, 3, 0x10),
+        -libc::EINVAL
+    );
+    assert_eq!(mmap_anon(&mut p, &mut h, 0, 0, 3, 0), -libc::EINVAL);
+    assert_eq!(
+        mmap_anon(&mut p, &mut h, 0xbfff_f000, 0x2000, 3, 0x10),
+        -libc::ENOMEM
+    );
+    // A hint that is free is honoured.
+    assert_eq!(
+        mmap_anon(&mut p, &mut h, 0x3000_0000, 0x1000, 3, 0) as u32,
+        0x3000_0000
+    );
+}
+
+#[test]
+fn mapping_changes_flush_tlb_and_code() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let a = mmap_anon(&mut p, &mut h, 0, 0x1000, 7, 0) as u32;
+    h.tlb.insert(a, Access::Execute, p.mem.host_ptr(a));
+    h.x[10] = a;
+    h.x[11] = 0x1000;
+    h.x[17] = nr::MUNMAP;
+    let r = p.handle_trap(&mut h, Trap::new(Exception::EcallFromU, 0));
+    assert_eq!(r, Ok(Resume::FlushCode));
+    assert_eq!(h.tlb.lookup(a, Access::Execute), None);
+    // Unmapping plain data needs no code flush.
+    let d = mmap_anon(&mut p, &mut h, 0, 0x1000, 3, 0) as u32;
+    h.x[10] = d;
+    h.x[11] = 0x1000;
+    h.x[17] = nr::MUNMAP;
+    let r = p.handle_trap(&mut h, Trap::new(Exception::EcallFromU, 0));
+    assert_eq!(r, Ok(Resume::Continue));
+}
+
+#[test]
+fn mremap_grows_in_place_or_moves_with_contents() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let a = mmap_anon(&mut p, &mut h, 0x2000_0000, 0x2000, 3, 0x10) as u32;
+    p.mem.write(a + 0x1ff0, b"keep me").expect("write");
+    // Free space above: grows in place.
+    let g = ok(sys(&mut p, &mut h, nr::MREMAP, &[a, 0x2000, 0x4000, 0, 0])) as u32;
+    assert_eq!(g, a);
+    assert!(can(&mut p, &mut h, a + 0x3fff, Access::Write));
+    // Block the space above; without MAYMOVE growth fails, with it the mapping moves.
+    mmap_anon(&mut p, &mut h, a + 0x4000, 0x1000, 3, 0x10);
+    let r = ok(sys(&mut p, &mut h, nr::MREMAP, &[a, 0x4000, 0x8000, 0, 0]));
+    assert_eq!(r, -libc::ENOMEM);
+    let m = ok(sys(&mut p, &mut h, nr::MREMAP, &[a, 0x4000, 0x8000, 1, 0])) as u32;
+    assert_ne!(m, a);
+    assert_eq!(p.mem.slice(m + 0x1ff0, 7).expect("moved"), b"keep me");
+    assert!(can(&mut p, &mut h, m + 0x7fff, Access::Write));
+    assert!(!can(&mut p, &mut h, a, Access::Read), "old range unmapped");
+    // Shrink.
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MREMAP, &[m, 0x8000, 0x1000, 0, 0])) as u32,
+        m
+    );
+    assert!(!can(&mut p, &mut h, m + 0x1000, Access::Read));
+    // Unmapped source.
+    let r = ok(sys(
+        &mut p,
+        &mut h,
+        nr::MREMAP,
+        &[0x6000_0000, 0x1000, 0x2000, 1, 0],
+    ));
+    assert_eq!(r, -libc::EFAULT);
+}
+
+/// Put a NUL-terminated string into fresh guest memory and return its address.
+fn guest_str(p: &mut Process, h: &mut Hart, s: &str) -> u32 {
+    let a = mmap_anon(p, h, 0, 0x1000, 3, 0) as u32;
+    let mut bytes = s.as_bytes().to_vec();
+    bytes.push(0);
+    p.mem.write(a, &bytes).expect("write");
+    a
+}
+
+#[test]
+fn files_open_read_mmap_and_close() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let file = TempFile::new("data", b"0123456789abcdef");
+    let path = guest_str(&mut p, &mut h, file.0.to_str().expect("utf-8 temp path"));
+    let fd = ok(sys(&mut p, &mut h, nr::OPENAT, &[AT_FDCWD_U32, path, 0, 0]));
+    assert!(fd >= 3, "{fd}");
+    let fd = fd as u32;
+    let buf = mmap_anon(&mut p, &mut h, 0, 0x1000, 3, 0) as u32;
+    assert_eq!(ok(sys(&mut p, &mut h, nr::READ, &[fd, buf, 4])), 4);
+    assert_eq!(p.mem.slice(buf, 4).expect("read"), b"0123");
+    // _llseek(fd, high, low, result*, SEEK_SET)
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::LLSEEK, &[fd, 0, 10, buf + 64, 0])),
+        0
+    );
+    assert_eq!(p.mem.read_u64(buf + 64), Ok(10));
+    assert_eq!(ok(sys(&mut p, &mut h, nr::READ, &[fd, buf, 100])), 6);
+    // Private file mapping: contents read in, the rest of the page zero.
+    let m = ok(sys(&mut p, &mut h, nr::MMAP2, &[0, 0x1000, 1, 2, fd, 0])) as u32;
+    assert_eq!(p.mem.slice(m, 17).expect("mapped"), b"0123456789abcdef\0");
+    // statx size.
+    let empty = guest_str(&mut p, &mut h, "");
+    let r = ok(sys(
+        &mut p,
+        &mut h,
+        nr::STATX,
+        &[fd, empty, 0x1000, 0x7ff, buf],
+    ));
+    assert_eq!(r, 0);
+    assert_eq!(p.mem.read_u64(buf + 40), Ok(16), "stx_size");
+    assert_eq!(ok(sys(&mut p, &mut h, nr::CLOSE, &[fd])), 0);
+    assert_eq!(ok(sys(&mut p, &mut h, nr::CLOSE, &[fd])), -libc::EBADF);
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::READ, &[fd, buf, 1])),
+        -libc::EBADF
+    );
+}
+
+const AT_FDCWD_U32: u32 = fs::AT_FDCWD as u32;
+
+#[test]
+fn bad_guest_pointers_give_efault() {
+    let (mut p, mut h, _elf) = start(&[]);
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::WRITE, &[1, 0xdead_0000, 10])),
+        -libc::EFAULT
+    );
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::OPENAT, &[AT_FDCWD_U32, 0x10, 0, 0])),
+        -libc::EFAULT
+    );
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::UNAME, &[0xffff_fff0])),
+        -libc::EFAULT
+    );
+    // Reading into read-only memory (the text segment) is EFAULT too.
+    let mut fds = [0u32; 2];
+    let buf = mmap_anon(&mut p, &mut h, 0, 0x1000, 3, 0) as u32;
+    assert_eq!(ok(sys(&mut p, &mut h, nr::PIPE2, &[buf, 0])), 0);
+    fds[0] = p.mem.read_u32(buf).expect("fd");
+    fds[1] = p.mem.read_u32(buf + 4).expect("fd");
+    p.mem.write(buf + 16, b"xy").expect("write");
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::WRITE, &[fds[1], buf + 16, 2])),
+        2
+    );
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::READ, &[fds[0], 0x11000, 2])),
+        -libc::EFAULT
+    );
+    assert_eq!(ok(sys(&mut p, &mut h, nr::READ, &[fds[0], buf + 32, 2])), 2);
+    assert_eq!(p.mem.slice(buf + 32, 2).expect("read"), b"xy");
+}
+
+#[test]
+fn unknown_syscall_is_enosys_and_exit_stops() {
+    let (mut p, mut h, _elf) = start(&[]);
+    assert_eq!(ok(sys(&mut p, &mut h, 9999, &[])), -libc::ENOSYS);
+    assert_eq!(ok(sys(&mut p, &mut h, nr::RSEQ, &[])), -libc::ENOSYS);
+    assert_eq!(
+        sys(&mut p, &mut h, nr::EXIT_GROUP, &[0x1_2a]),
+        Err(Stop::Exit(0x2a))
+    );
+}
+
+#[test]
+fn faults_become_fatal_signals() {
+    let (mut p, mut h, _elf) = start(&[]);
+    h.pc = 0x11000;
+    let segv = p.handle_trap(&mut h, Trap::new(Exception::LoadPageFault, 0));
+    match segv {
+        Err(Stop::Fatal { status, message }) => {
+            assert_eq!(status, 139);
+            assert!(
+                message.contains("SIGSEGV") && message.contains("0x00011000"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let ill = p.handle_trap(&mut h, Trap::illegal(0));
+    assert!(
+        matches!(ill, Err(Stop::Fatal { status: 132, .. })),
+        "{ill:?}"
+    );
+}
+
+#[test]
+fn abort_pattern_kills_with_sigabrt() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let set = mmap_anon(&mut p, &mut h, 0, 0x1000, 3, 0) as u32;
+    p.mem.write_u64(set, u64::MAX).expect("write");
+    let pid = p.pid;
+    // Block everything, raise SIGABRT (pending), then unblock: the signal kills.
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::RT_SIGPROCMASK, &[0, set, 0, 8])),
+        0
+    );
+    assert_eq!(ok(sys(&mut p, &mut h, nr::TKILL, &[pid, 6])), 0);
+    let r = sys(&mut p, &mut h, nr::RT_SIGPROCMASK, &[1, set, 0, 8]);
+    assert!(matches!(r, Err(Stop::Fatal { status: 134, .. })), "{r:?}");
+}
+
+#[test]
+fn ignored_signals_do_not_kill() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let act = mmap_anon(&mut p, &mut h, 0, 0x1000, 3, 0) as u32;
+    p.mem.write_u32(act, 1).expect("SIG_IGN");
+    let pid = p.pid;
+    assert_eq!(
+        ok(sys(
+            &mut p,
+            &mut h,
+            nr::RT_SIGACTION,
+            &[10, act, act + 32, 8]
+        )),
+        0
+    );
+    assert_eq!(p.mem.read_u32(act + 32), Ok(0), "old action was SIG_DFL");
+    assert_eq!(ok(sys(&mut p, &mut h, nr::KILL, &[pid, 10])), 0);
+    // SIGCHLD's default action is to ignore.
+    assert_eq!(ok(sys(&mut p, &mut h, nr::KILL, &[0, 17])), 0);
+    let r = sys(&mut p, &mut h, nr::KILL, &[0, 15]);
+    assert!(matches!(r, Err(Stop::Fatal { status: 143, .. })), "{r:?}");
+}
+
+#[test]
+fn dup3_and_fcntl_follow_the_fd_table() {
+    let (mut p, mut h, _elf) = start(&[]);
+    assert_eq!(ok(sys(&mut p, &mut h, nr::DUP3, &[1, 7, 0o2_000_000])), 7);
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::FCNTL64, &[7, 1, 0])),
+        1,
+        "FD_CLOEXEC"
+    );
+    assert_eq!(ok(sys(&mut p, &mut h, nr::FCNTL64, &[7, 2, 0])), 0);
+    assert_eq!(ok(sys(&mut p, &mut h, nr::FCNTL64, &[7, 1, 0])), 0);
+    assert_eq!(ok(sys(&mut p, &mut h, nr::DUP3, &[7, 7, 0])), -libc::EINVAL);
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::FCNTL64, &[7, 0, 5])),
+        5,
+        "F_DUPFD >= 5"
+    );
+    assert_eq!(ok(sys(&mut p, &mut h, nr::DUP, &[7])), 3);
+    assert_eq!(ok(sys(&mut p, &mut h, nr::DUP, &[99])), -libc::EBADF);
+}

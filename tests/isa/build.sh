@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds every tests/isa/*.S into two ELF variants:
+# Builds every tests/isa/*.S (and the harness's negative controls in
+# tests/isa/selftest/*.S, into a selftest/ subdirectory) into two ELF variants:
 #   $OUT/bare/NAME.elf  HTIF tohost exit, for `rv32vm run --bare`
 #   $OUT/qemu/NAME.elf  sifive,test0 exit, for the QEMU oracle
 #                       (qemu-system-riscv32 -M virt -bios none -kernel ...)
@@ -46,12 +47,17 @@ if [[ ${#sources[@]} -eq 0 ]]; then
     echo "error: no tests in $script_dir" >&2
     exit 1
 fi
+# Negative controls for the harness go to $OUT/<variant>/selftest/.
+selftests=("$script_dir"/selftest/*.S)
 
 built=0
-for src in "${sources[@]}"; do
+for src in "${sources[@]}" "${selftests[@]}"; do
     name="$(basename "$src" .S)"
+    subdir=""
+    [[ "$(dirname "$src")" == "$script_dir/selftest" ]] && subdir="selftest/"
     for variant in bare qemu; do
-        elf="$OUT/$variant/$name.elf"
+        mkdir -p "$OUT/$variant/$subdir"
+        elf="$OUT/$variant/$subdir$name.elf"
         if needs_rebuild "$elf" "$src" "${deps[@]}"; then
             defines=()
             [[ "$variant" == qemu ]] && defines=(-DQEMU_VIRT)
@@ -63,4 +69,4 @@ for src in "${sources[@]}"; do
         fi
     done
 done
-echo "isa tests: ${#sources[@]} sources, $built ELF(s) rebuilt, output in $OUT"
+echo "isa tests: ${#sources[@]} sources (+${#selftests[@]} selftests), $built ELF(s) rebuilt, output in $OUT"

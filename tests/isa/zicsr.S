@@ -59,12 +59,12 @@ RVTEST_CODE_BEGIN
   TEST_TRAP_TVAL(31, CAUSE_ILLEGAL_INSN, 0xf1459073, csrw mhartid, a1)
   TEST_TRAP_TVAL(32, CAUSE_ILLEGAL_INSN, 0xf1405773, csrrwi a4, mhartid, 0)
   TEST_TRAP_TVAL(33, CAUSE_ILLEGAL_INSN, 0xf140e773, csrrsi a4, mhartid, 1)
-  TEST_CASE(34, a4, 0, li a1, 1)
+  li a1, 1
   TEST_TRAP_TVAL(35, CAUSE_ILLEGAL_INSN, 0xf145a773, csrrs a4, mhartid, a1)
   TEST_TRAP_TVAL(36, CAUSE_ILLEGAL_INSN, 0xc0059073, csrw cycle, a1)
   TEST_TRAP_TVAL(37, CAUSE_ILLEGAL_INSN, 0xf1159073, csrw mvendorid, a1)
   # rd is not written by a trapping CSR instruction
-  TEST_CASE(38, a4, 0x1234, li a4, 0x1234)
+  li a4, 0x1234
   TEST_TRAP(39, CAUSE_ILLEGAL_INSN, csrrw a4, mhartid, a1)
   TEST_CASE(40, a4, 0x1234, nop)
   # an unimplemented CSR (0x5c0) is illegal to read and to write
@@ -89,7 +89,7 @@ RVTEST_CODE_BEGIN
   TEST_TRAP_TVAL(59, CAUSE_ILLEGAL_INSN, 0x00105073, csrwi fflags, 0)
   TEST_TRAP_TVAL(60, CAUSE_ILLEGAL_INSN, 0xf0058053, fmv.w.x f0, a1)
   TEST_TRAP_TVAL(61, CAUSE_ILLEGAL_INSN, 0xe0020753, fmv.x.w a4, f4)
-  TEST_CASE(62, a4, 0, la a5, fs_data)
+  la a5, fs_data
   TEST_TRAP_TVAL(63, CAUSE_ILLEGAL_INSN, 0x0007a207, flw f4, 0(a5))
   TEST_TRAP_TVAL(64, CAUSE_ILLEGAL_INSN, 0x0047b027, fsd f4, 0(a5))
   # the compressed FP loads/stores are illegal too (c.fld fa0, 0(a5))

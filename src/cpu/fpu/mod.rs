@@ -2,10 +2,10 @@
 //!
 //! [`execute`] runs every F/D instruction except the loads and stores (which the engine does):
 //! it checks that FP is enabled and the rounding mode is valid, reads operands (unboxing
-//! singles), calls one of the pure functions in [`ops`] and commits the result, the accrued
+//! singles), calls one of the pure functions in `ops` and commits the result, the accrued
 //! flags and mstatus.FS = Dirty. A trap leaves all state untouched.
 //!
-//! JIT tiers can call the pure functions in [`ops`] directly (bits in, bits and flags out) and
+//! JIT tiers can call the pure functions in `ops` directly (bits in, bits and flags out) and
 //! resolve the rounding mode with [`RoundingMode::resolve`].
 
 pub(crate) mod ops;
@@ -14,8 +14,6 @@ pub(crate) mod ops;
 mod tests;
 #[cfg(test)]
 mod vector_tests;
-#[cfg(test)]
-mod bench_tmp;
 
 use super::{Hart, Trap};
 use crate::isa::{Insn, Op};
@@ -129,76 +127,85 @@ fn compute(hart: &Hart, insn: &Insn) -> Result<Outcome, Trap> {
 
     let illegal = Trap::illegal(insn.raw);
     let rm = || RoundingMode::resolve(insn.rm, hart.frm).ok_or(illegal);
+    // Operands are read lazily so each arm loads only what it uses.
     let freg = |r: u8| hart.f[usize::from(r & 31)];
-    let (s1, s2, s3) = (unbox(freg(insn.rs1)), unbox(freg(insn.rs2)), unbox(freg(insn.rs3)));
-    let (d1, d2, d3) = (freg(insn.rs1), freg(insn.rs2), freg(insn.rs3));
-    let x1 = hart.reg(insn.rs1);
+    let s1 = || unbox(freg(insn.rs1));
+    let s2 = || unbox(freg(insn.rs2));
+    let s3 = || unbox(freg(insn.rs3));
+    let d1 = || freg(insn.rs1);
+    let d2 = || freg(insn.rs2);
+    let d3 = || freg(insn.rs3);
+    let x1 = || hart.reg(insn.rs1);
 
     Ok(match insn.op {
-        FmaddS => Outcome::single(f32_mul_add(s1, s2, s3, rm()?)),
-        FmsubS => Outcome::single(f32_mul_sub(s1, s2, s3, rm()?)),
-        FnmsubS => Outcome::single(f32_neg_mul_sub(s1, s2, s3, rm()?)),
-        FnmaddS => Outcome::single(f32_neg_mul_add(s1, s2, s3, rm()?)),
-        FaddS => Outcome::single(f32_add(s1, s2, rm()?)),
-        FsubS => Outcome::single(f32_sub(s1, s2, rm()?)),
-        FmulS => Outcome::single(f32_mul(s1, s2, rm()?)),
-        FdivS => Outcome::single(f32_div(s1, s2, rm()?)),
-        FsqrtS => Outcome::single(f32_sqrt(s1, rm()?)),
-        FsgnjS => Outcome::Single(f32_sign_inject(s1, s2), 0),
-        FsgnjnS => Outcome::Single(f32_sign_inject_negated(s1, s2), 0),
-        FsgnjxS => Outcome::Single(f32_sign_inject_xor(s1, s2), 0),
-        FminS => Outcome::single(f32_min(s1, s2)),
-        FmaxS => Outcome::single(f32_max(s1, s2)),
-        FcvtWS => Outcome::integer(f32_to_i32(s1, rm()?)),
-        FcvtWuS => Outcome::integer(f32_to_u32(s1, rm()?)),
+        FmaddS => Outcome::single(f32_mul_add(s1(), s2(), s3(), rm()?)),
+        FmsubS => Outcome::single(f32_mul_sub(s1(), s2(), s3(), rm()?)),
+        FnmsubS => Outcome::single(f32_neg_mul_sub(s1(), s2(), s3(), rm()?)),
+        FnmaddS => Outcome::single(f32_neg_mul_add(s1(), s2(), s3(), rm()?)),
+        FaddS => Outcome::single(f32_add(s1(), s2(), rm()?)),
+        FsubS => Outcome::single(f32_sub(s1(), s2(), rm()?)),
+        FmulS => Outcome::single(f32_mul(s1(), s2(), rm()?)),
+        FdivS => Outcome::single(f32_div(s1(), s2(), rm()?)),
+        FsqrtS => Outcome::single(f32_sqrt(s1(), rm()?)),
+        FsgnjS => Outcome::Single(f32_sign_inject(s1(), s2()), 0),
+        FsgnjnS => Outcome::Single(f32_sign_inject_negated(s1(), s2()), 0),
+        FsgnjxS => Outcome::Single(f32_sign_inject_xor(s1(), s2()), 0),
+        FminS => Outcome::single(f32_min(s1(), s2())),
+        FmaxS => Outcome::single(f32_max(s1(), s2())),
+        FcvtWS => Outcome::integer(f32_to_i32(s1(), rm()?)),
+        FcvtWuS => Outcome::integer(f32_to_u32(s1(), rm()?)),
         // The raw low half, boxed or not.
-        FmvXW => Outcome::Integer(d1 as u32, 0),
-        FeqS => Outcome::integer(f32_eq(s1, s2)),
-        FltS => Outcome::integer(f32_lt(s1, s2)),
-        FleS => Outcome::integer(f32_le(s1, s2)),
-        FclassS => Outcome::Integer(f32_classify(s1), 0),
-        FcvtSW => Outcome::single(i32_to_f32(x1, rm()?)),
-        FcvtSWu => Outcome::single(u32_to_f32(x1, rm()?)),
-        FmvWX => Outcome::Single(x1, 0),
+        FmvXW => Outcome::Integer(d1() as u32, 0),
+        FeqS => Outcome::integer(f32_eq(s1(), s2())),
+        FltS => Outcome::integer(f32_lt(s1(), s2())),
+        FleS => Outcome::integer(f32_le(s1(), s2())),
+        FclassS => Outcome::Integer(f32_classify(s1()), 0),
+        FcvtSW => Outcome::single(i32_to_f32(x1(), rm()?)),
+        FcvtSWu => Outcome::single(u32_to_f32(x1(), rm()?)),
+        FmvWX => Outcome::Single(x1(), 0),
 
-        FmaddD => Outcome::double(f64_mul_add(d1, d2, d3, rm()?)),
-        FmsubD => Outcome::double(f64_mul_sub(d1, d2, d3, rm()?)),
-        FnmsubD => Outcome::double(f64_neg_mul_sub(d1, d2, d3, rm()?)),
-        FnmaddD => Outcome::double(f64_neg_mul_add(d1, d2, d3, rm()?)),
-        FaddD => Outcome::double(f64_add(d1, d2, rm()?)),
-        FsubD => Outcome::double(f64_sub(d1, d2, rm()?)),
-        FmulD => Outcome::double(f64_mul(d1, d2, rm()?)),
-        FdivD => Outcome::double(f64_div(d1, d2, rm()?)),
-        FsqrtD => Outcome::double(f64_sqrt(d1, rm()?)),
-        FsgnjD => Outcome::Double(f64_sign_inject(d1, d2), 0),
-        FsgnjnD => Outcome::Double(f64_sign_inject_negated(d1, d2), 0),
-        FsgnjxD => Outcome::Double(f64_sign_inject_xor(d1, d2), 0),
-        FminD => Outcome::double(f64_min(d1, d2)),
-        FmaxD => Outcome::double(f64_max(d1, d2)),
-        FcvtSD => Outcome::single(f64_to_f32(d1, rm()?)),
+        FmaddD => Outcome::double(f64_mul_add(d1(), d2(), d3(), rm()?)),
+        FmsubD => Outcome::double(f64_mul_sub(d1(), d2(), d3(), rm()?)),
+        FnmsubD => Outcome::double(f64_neg_mul_sub(d1(), d2(), d3(), rm()?)),
+        FnmaddD => Outcome::double(f64_neg_mul_add(d1(), d2(), d3(), rm()?)),
+        FaddD => Outcome::double(f64_add(d1(), d2(), rm()?)),
+        FsubD => Outcome::double(f64_sub(d1(), d2(), rm()?)),
+        FmulD => Outcome::double(f64_mul(d1(), d2(), rm()?)),
+        FdivD => Outcome::double(f64_div(d1(), d2(), rm()?)),
+        FsqrtD => Outcome::double(f64_sqrt(d1(), rm()?)),
+        FsgnjD => Outcome::Double(f64_sign_inject(d1(), d2()), 0),
+        FsgnjnD => Outcome::Double(f64_sign_inject_negated(d1(), d2()), 0),
+        FsgnjxD => Outcome::Double(f64_sign_inject_xor(d1(), d2()), 0),
+        FminD => Outcome::double(f64_min(d1(), d2())),
+        FmaxD => Outcome::double(f64_max(d1(), d2())),
+        FcvtSD => Outcome::single(f64_to_f32(d1(), rm()?)),
         // Exact conversions still carry an rm field, and a reserved one is illegal (as in
         // Spike and QEMU).
         FcvtDS => {
             rm()?;
-            Outcome::double(f32_to_f64(s1))
+            Outcome::double(f32_to_f64(s1()))
         }
-        FeqD => Outcome::integer(f64_eq(d1, d2)),
-        FltD => Outcome::integer(f64_lt(d1, d2)),
-        FleD => Outcome::integer(f64_le(d1, d2)),
-        FclassD => Outcome::Integer(f64_classify(d1), 0),
-        FcvtWD => Outcome::integer(f64_to_i32(d1, rm()?)),
-        FcvtWuD => Outcome::integer(f64_to_u32(d1, rm()?)),
+        FeqD => Outcome::integer(f64_eq(d1(), d2())),
+        FltD => Outcome::integer(f64_lt(d1(), d2())),
+        FleD => Outcome::integer(f64_le(d1(), d2())),
+        FclassD => Outcome::Integer(f64_classify(d1()), 0),
+        FcvtWD => Outcome::integer(f64_to_i32(d1(), rm()?)),
+        FcvtWuD => Outcome::integer(f64_to_u32(d1(), rm()?)),
         FcvtDW => {
             rm()?;
-            Outcome::double(i32_to_f64(x1))
+            Outcome::double(i32_to_f64(x1()))
         }
         FcvtDWu => {
             rm()?;
-            Outcome::double(u32_to_f64(x1))
+            Outcome::double(u32_to_f64(x1()))
         }
         other => {
             // An engine bug, not a guest error: the guest sees an illegal instruction.
-            tracing::error!(?other, raw = insn.raw, "fpu::execute called with a non-F/D op");
+            tracing::error!(
+                ?other,
+                raw = insn.raw,
+                "fpu::execute called with a non-F/D op"
+            );
             return Err(illegal);
         }
     })

@@ -13,7 +13,7 @@
 //! SoftFloat keeps its rounding mode and exception flags in C `_Thread_local` variables
 //! (softfloat-sys builds with `THREAD_LOCAL=_Thread_local` and exposes them through small C
 //! accessors), so concurrent callers on different threads cannot interfere and no lock is
-//! needed. [`softfloat`] sets the mode and clears the flags before each operation and reads the
+//! needed. `softfloat()` sets the mode and clears the flags before each operation and reads the
 //! flags right after it, on the same thread, so nothing can run in between.
 
 use super::RoundingMode;
@@ -28,6 +28,9 @@ pub(crate) const F64_CANONICAL_NAN: u64 = 0x7ff8_0000_0000_0000;
 const FLAGS_MASK: u8 = 0x1f;
 /// fflags invalid-operation bit (same value as SoftFloat's `softfloat_flag_invalid`).
 const NV: u8 = crate::cpu::fflags::NV;
+
+/// The mode passed to SoftFloat for conversions that are always exact, where it cannot matter.
+const EXACT: RoundingMode = RoundingMode::NearestEven;
 
 const F32_SIGN: u32 = 1 << 31;
 const F64_SIGN: u64 = 1 << 63;
@@ -113,13 +116,16 @@ pub(crate) fn f32_neg_mul_add(a: u32, b: u32, c: u32, rm: RoundingMode) -> (u32,
 /// fcvt.w.s: saturates out-of-range and NaN inputs with NV; NX when in range but inexact.
 pub(crate) fn f32_to_i32(a: u32, rm: RoundingMode) -> (u32, u8) {
     // SAFETY: pure SoftFloat call on values.
-    softfloat(rm, || unsafe { sf::f32_to_i32(f32(a), rm as u8, true) } as i32 as u32)
+    let (value, flags) = softfloat(rm, || unsafe { sf::f32_to_i32(f32(a), rm as u8, true) });
+    // SoftFloat returns an int_fast32_t already saturated to the i32 range.
+    (value as i32 as u32, flags)
 }
 
 /// fcvt.wu.s: like [`f32_to_i32`] with the unsigned range (negative results saturate to 0).
 pub(crate) fn f32_to_u32(a: u32, rm: RoundingMode) -> (u32, u8) {
     // SAFETY: pure SoftFloat call on values.
-    softfloat(rm, || unsafe { sf::f32_to_ui32(f32(a), rm as u8, true) } as u32)
+    let (value, flags) = softfloat(rm, || unsafe { sf::f32_to_ui32(f32(a), rm as u8, true) });
+    (value as u32, flags)
 }
 
 /// fcvt.s.w
@@ -188,25 +194,27 @@ pub(crate) fn f64_neg_mul_add(a: u64, b: u64, c: u64, rm: RoundingMode) -> (u64,
 /// fcvt.w.d: saturating, NV when out of range or NaN, NX when inexact.
 pub(crate) fn f64_to_i32(a: u64, rm: RoundingMode) -> (u32, u8) {
     // SAFETY: pure SoftFloat call on values.
-    softfloat(rm, || unsafe { sf::f64_to_i32(f64(a), rm as u8, true) } as i32 as u32)
+    let (value, flags) = softfloat(rm, || unsafe { sf::f64_to_i32(f64(a), rm as u8, true) });
+    (value as i32 as u32, flags)
 }
 
 /// fcvt.wu.d
 pub(crate) fn f64_to_u32(a: u64, rm: RoundingMode) -> (u32, u8) {
     // SAFETY: pure SoftFloat call on values.
-    softfloat(rm, || unsafe { sf::f64_to_ui32(f64(a), rm as u8, true) } as u32)
+    let (value, flags) = softfloat(rm, || unsafe { sf::f64_to_ui32(f64(a), rm as u8, true) });
+    (value as u32, flags)
 }
 
 /// fcvt.d.w (always exact).
 pub(crate) fn i32_to_f64(a: u32) -> (u64, u8) {
     // SAFETY: pure SoftFloat call on values.
-    softfloat(RoundingMode::NearestEven, || unsafe { sf::i32_to_f64(a as i32) }.v)
+    softfloat(EXACT, || unsafe { sf::i32_to_f64(a as i32) }.v)
 }
 
 /// fcvt.d.wu (always exact).
 pub(crate) fn u32_to_f64(a: u32) -> (u64, u8) {
     // SAFETY: pure SoftFloat call on values.
-    softfloat(RoundingMode::NearestEven, || unsafe { sf::ui32_to_f64(a) }.v)
+    softfloat(EXACT, || unsafe { sf::ui32_to_f64(a) }.v)
 }
 
 /// fcvt.s.d: rounds per `rm`; a NaN becomes the canonical single NaN (NV if signaling).
@@ -218,7 +226,7 @@ pub(crate) fn f64_to_f32(a: u64, rm: RoundingMode) -> (u32, u8) {
 /// fcvt.d.s: exact; a NaN becomes the canonical double NaN (NV if signaling).
 pub(crate) fn f32_to_f64(a: u32) -> (u64, u8) {
     // SAFETY: pure SoftFloat call on values.
-    softfloat(RoundingMode::NearestEven, || unsafe { sf::f32_to_f64(f32(a)) }.v)
+    softfloat(EXACT, || unsafe { sf::f32_to_f64(f32(a)) }.v)
 }
 
 /// The bit layout of one binary format, for the operations done without SoftFloat. Values are

@@ -71,7 +71,10 @@ fn fs_is_dirty(hart: &Hart) -> bool {
 fn rounding_mode_resolution() {
     for rm in 0..=4 {
         assert_eq!(RoundingMode::resolve(rm, 0).map(|m| m as u8), Some(rm));
-        assert_eq!(RoundingMode::resolve(RM_DYNAMIC, rm).map(|m| m as u8), Some(rm));
+        assert_eq!(
+            RoundingMode::resolve(RM_DYNAMIC, rm).map(|m| m as u8),
+            Some(rm)
+        );
     }
     assert_eq!(RoundingMode::resolve(5, 0), None);
     assert_eq!(RoundingMode::resolve(6, 0), None);
@@ -130,7 +133,10 @@ fn arithmetic_nan_results_are_canonical() {
     assert_eq!(f32_div(0, 0, NearestEven), (S_QNAN, NV));
     assert_eq!(f32_sqrt(s(-1.0), NearestEven), (S_QNAN, NV));
     assert_eq!(f32_sqrt(S_NEG_ZERO, NearestEven), (S_NEG_ZERO, 0));
-    assert_eq!(f64_add(D_QNAN_PAYLOAD, D_ONE, NearestEven), (F64_CANONICAL_NAN, 0));
+    assert_eq!(
+        f64_add(D_QNAN_PAYLOAD, D_ONE, NearestEven),
+        (F64_CANONICAL_NAN, 0)
+    );
     assert_eq!(f64_div(D_SNAN, D_ONE, NearestEven), (F64_CANONICAL_NAN, NV));
     assert_eq!(f64_sqrt(d(-2.0), Up), (F64_CANONICAL_NAN, NV));
     assert_eq!(f64_to_f32(D_QNAN_PAYLOAD, NearestEven), (S_QNAN, 0));
@@ -149,10 +155,16 @@ fn flags_per_operation() {
     assert_eq!(f32_mul(S_MAX, S_TWO, TowardZero), (S_MAX, OF | NX));
     assert_eq!(f32_add(S_ONE, S_TWO, NearestEven), (S_THREE, 0));
     assert_eq!(f32_mul(S_MIN_SUBNORMAL, s(0.5), NearestEven), (0, UF | NX));
-    assert_eq!(f32_mul(S_MIN_SUBNORMAL, s(0.5), Up), (S_MIN_SUBNORMAL, UF | NX));
+    assert_eq!(
+        f32_mul(S_MIN_SUBNORMAL, s(0.5), Up),
+        (S_MIN_SUBNORMAL, UF | NX)
+    );
     // Exact subnormal results raise nothing.
     assert_eq!(f32_mul(S_MIN_NORMAL, s(0.5), NearestEven), (0x0040_0000, 0));
-    assert_eq!(f64_mul(D_MIN_SUBNORMAL, D_ONE, NearestEven), (D_MIN_SUBNORMAL, 0));
+    assert_eq!(
+        f64_mul(D_MIN_SUBNORMAL, D_ONE, NearestEven),
+        (D_MIN_SUBNORMAL, 0)
+    );
     // Inf arithmetic is exact.
     assert_eq!(f32_add(S_INF, S_ONE, NearestEven), (S_INF, 0));
     assert_eq!(f64_mul(D_INF, d(-3.0), NearestEven), (D_NEG_INF, 0));
@@ -330,7 +342,10 @@ fn fused_multiply_add_rules() {
     // inf * 0 + qNaN: NV even though the addend is a quiet NaN.
     assert_eq!(f32_mul_add(S_INF, 0, S_QNAN, rne), (S_QNAN, NV));
     assert_eq!(f32_mul_add(0, S_NEG_INF, S_QNAN_PAYLOAD, rne), (S_QNAN, NV));
-    assert_eq!(f64_mul_add(D_INF, 0, F64_CANONICAL_NAN, rne), (F64_CANONICAL_NAN, NV));
+    assert_eq!(
+        f64_mul_add(D_INF, 0, F64_CANONICAL_NAN, rne),
+        (F64_CANONICAL_NAN, NV)
+    );
     // A quiet NaN operand alone raises nothing; a signaling one raises NV.
     assert_eq!(f32_mul_add(S_QNAN, S_ONE, S_ONE, rne), (S_QNAN, 0));
     assert_eq!(f32_mul_add(S_ONE, S_ONE, S_SNAN, rne), (S_QNAN, NV));
@@ -351,11 +366,17 @@ fn fused_multiply_add_rules() {
     assert_eq!(f64_neg_mul_add(d(2.0), d(3.0), D_ONE, rne), (d(-7.0), 0));
     // An exact zero sum is -0 under RDN and +0 otherwise; negating a rounded result instead of
     // the inputs would get fnmadd/fnmsub wrong here.
-    assert_eq!(f32_neg_mul_add(S_ONE, S_ONE, s(-1.0), Down), (S_NEG_ZERO, 0));
+    assert_eq!(
+        f32_neg_mul_add(S_ONE, S_ONE, s(-1.0), Down),
+        (S_NEG_ZERO, 0)
+    );
     assert_eq!(f32_neg_mul_add(S_ONE, S_ONE, s(-1.0), NearestEven), (0, 0));
     assert_eq!(f32_neg_mul_sub(S_ONE, S_ONE, S_ONE, Down), (S_NEG_ZERO, 0));
     assert_eq!(f32_neg_mul_sub(S_ONE, S_ONE, S_ONE, Up), (0, 0));
-    assert_eq!(f64_neg_mul_add(D_ONE, D_ONE, d(-1.0), Down), (D_NEG_ZERO, 0));
+    assert_eq!(
+        f64_neg_mul_add(D_ONE, D_ONE, d(-1.0), Down),
+        (D_NEG_ZERO, 0)
+    );
     // Directed rounding applies to the negated value: -(1 + 2^-22 + 2^-46) under RUP rounds
     // to -(1 + 2^-22); negating a rounded-up product would give -(1 + 2^-22 + 2^-23).
     let a = S_ONE + 1;
@@ -365,7 +386,10 @@ fn fused_multiply_add_rules() {
 
 #[test]
 fn sign_injection_is_bitwise() {
-    assert_eq!(f32_sign_inject(S_QNAN_PAYLOAD, S_NEG_ZERO), S_QNAN_PAYLOAD | 0x8000_0000);
+    assert_eq!(
+        f32_sign_inject(S_QNAN_PAYLOAD, S_NEG_ZERO),
+        S_QNAN_PAYLOAD | 0x8000_0000
+    );
     assert_eq!(f32_sign_inject_negated(S_ONE, S_ONE), S_ONE | 0x8000_0000);
     assert_eq!(f32_sign_inject_xor(S_ONE | 0x8000_0000, S_NEG_INF), S_ONE);
     assert_eq!(f64_sign_inject(D_SNAN, D_NEG_ZERO), D_SNAN | D_NEG_ZERO);
@@ -494,7 +518,13 @@ fn reserved_rounding_modes_are_illegal_without_state_change() {
         Op::FcvtWuD,
     ];
     for op in rounding_ops {
-        for (rm, frm) in [(5, 0), (6, 0), (RM_DYNAMIC, 5), (RM_DYNAMIC, 6), (RM_DYNAMIC, 7)] {
+        for (rm, frm) in [
+            (5, 0),
+            (6, 0),
+            (RM_DYNAMIC, 5),
+            (RM_DYNAMIC, 6),
+            (RM_DYNAMIC, 7),
+        ] {
             let mut hart = fp_hart();
             hart.f[1] = nan_box(S_SNAN);
             hart.f[2] = nan_box(S_ONE);
@@ -502,7 +532,11 @@ fn reserved_rounding_modes_are_illegal_without_state_change() {
             hart.frm = frm;
             let before = fp_state(&hart);
             let bad = insn(op, 1, 1, 2, 2, rm);
-            assert_eq!(execute(&mut hart, &bad), Err(Trap::illegal(0xdead_beef)), "{op:?}");
+            assert_eq!(
+                execute(&mut hart, &bad),
+                Err(Trap::illegal(0xdead_beef)),
+                "{op:?}"
+            );
             assert_eq!(fp_state(&hart), before, "{op:?} rm {rm} frm {frm}");
         }
     }
@@ -510,7 +544,10 @@ fn reserved_rounding_modes_are_illegal_without_state_change() {
     let mut hart = fp_hart();
     hart.frm = 7;
     hart.f[1] = nan_box(S_ONE);
-    assert_eq!(execute(&mut hart, &insn(Op::FminS, 2, 1, 1, 0, RM_DYNAMIC)), Ok(()));
+    assert_eq!(
+        execute(&mut hart, &insn(Op::FminS, 2, 1, 1, 0, RM_DYNAMIC)),
+        Ok(())
+    );
 }
 
 #[test]

@@ -139,10 +139,7 @@ struct Vector<'a> {
 
 fn parse_line(line: &str) -> Result<Vector<'_>, String> {
     let words: Vec<&str> = line.split_whitespace().collect();
-    let arrow = words
-        .iter()
-        .position(|w| *w == "->")
-        .ok_or("no `->`")?;
+    let arrow = words.iter().position(|w| *w == "->").ok_or("no `->`")?;
     if arrow < 3 || words.len() != arrow + 3 {
         return Err("wrong number of fields".into());
     }
@@ -151,7 +148,10 @@ fn parse_line(line: &str) -> Result<Vector<'_>, String> {
     Ok(Vector {
         op_name: words[0],
         rm: RoundingMode::from_bits(rm_bits).ok_or("reserved rm in a vector")?,
-        inputs: words[2..arrow].iter().map(|w| hex(w)).collect::<Result<_, _>>()?,
+        inputs: words[2..arrow]
+            .iter()
+            .map(|w| hex(w))
+            .collect::<Result<_, _>>()?,
         result: hex(words[arrow + 1])?,
         flags: u8::try_from(hex(words[arrow + 2])?).map_err(|e| e.to_string())?,
     })
@@ -229,7 +229,10 @@ fn check_execute(
 
 #[test]
 fn qemu_vectors_match() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/guest/fp_vectors.expected");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/guest/fp_vectors.expected"
+    );
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let ops = vector_ops();
     let by_name: HashMap<&str, &VectorOp> = ops.iter().map(|op| (op.name, op)).collect();

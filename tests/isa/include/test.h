@@ -23,8 +23,9 @@
  * Traps: the handler fails the test with code 1000 + mcause for any
  * synchronous trap that was not announced with EXPECT_TRAP (1500 + cause
  * for an interrupt). An announced trap records mcause, mepc, mtval and
- * mstatus in rvtest_trap_area, resumes in M-mode at the announced label,
- * and (for interrupts) clears mie so the interrupt cannot fire again.
+ * mstatus in rvtest_trap_area, resumes in M-mode with mstatus.MIE = 0 at
+ * the announced label, and (for interrupts) clears mie so the interrupt
+ * cannot fire again.
  */
 #ifndef RV32VM_ISA_TEST_H
 #define RV32VM_ISA_TEST_H
@@ -148,9 +149,11 @@ rvtest_trap_vector:                                                      \
     beqz t5, rvtest_unexpected_trap;                                     \
     sw zero, TRAP_RESUME(t6);                                            \
     csrw mepc, t5;                                                       \
-    /* Always resume in M-mode. */                                       \
+    /* Always resume in M-mode, with interrupts globally off. */        \
     li t5, MSTATUS_MPP;                                                  \
     csrs mstatus, t5;                                                    \
+    li t5, MSTATUS_MPIE;                                                 \
+    csrc mstatus, t5;                                                    \
     csrr t5, mcause;                                                     \
     bgez t5, 1f;                                                         \
     csrw mie, zero;             /* an interrupt: silence it */           \

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# User-mode compute benchmark: tests/guest/bench.c under qemu-riscv32 and under
+# `target/release/rv32vm run --tier T` for every tier the binary accepts, in the same run.
+# Checks that every run prints the same checksums as qemu, then prints a table of the best
+# wall time of N runs and the ratio rv32vm/qemu (lower is better for rv32vm).
+#
+# Usage: scripts/bench-user.sh [--runs N] [--scale S] [--tiers "interp t1 t2"] [--no-build]
+#   --runs N     timed runs per runner, best one counts (default 3)
+#   --scale S    work multiplier passed to the benchmark (default 1: a few seconds in qemu)
+#   --tiers LIST tiers to try (default: interp t1 t2; tiers the binary rejects are skipped
+#                and reported as such)
+#   --no-build   do not run cargo build --release / build-guest.sh
+# Environment: CARGO_TARGET_DIR is honoured for finding the release binary.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+runs=3
+scale=1
+tiers="interp t1 t2"
+build=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --scale) scale="$2"; shift 2 ;;
+    --tiers) tiers="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "bench-user.sh: unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+
+command -v qemu-riscv32 >/dev/null ||
+    { echo "bench-user.sh: qemu-riscv32 missing: apt-get install -y qemu-user" >&2; exit 1; }
+
+target_dir="${CARGO_TARGET_DIR:-$repo/target}"
+rv32vm="$target_dir/release/rv32vm"
+if [ $build = 1 ]; then
+    (cd "$repo" && cargo build --release --quiet)
+    "$repo/scripts/build-guest.sh" bench >/dev/null
+fi
+bench="$repo/target/guest/bench"
+[ -x "$bench" ] || { echo "bench-user.sh: $bench missing (scripts/build-guest.sh bench)" >&2; exit 1; }
+[ -x "$rv32vm" ] || { echo "bench-user.sh: $rv32vm missing (cargo build --release)" >&2; exit 1; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# best_time LABEL CMD...: runs CMD $runs times (stdout to $work/LABEL.out), prints the best
+# wall time in seconds; fails if a run fails or prints something different from the first.
+best_time() {
+    local label="$1"
+    shift
+    local best="" i start end t
+    for ((i = 0; i < runs; i++)); do
+        start=$(date +%s.%N)
+        if ! "$@" >"$work/$label.run" 2>"$work/$label.err"; then
+            echo "FAILED: $label: $* (exit status $?)" >&2
+            tail -n 5 "$work/$label.err" >&2
+            return 1
+        fi
+        end=$(date +%s.%N)
+        t=$(echo "$end - $start" | bc -l)
+        if [ $i = 0 ]; then
+            cp "$work/$label.run" "$work/$label.out"
+        elif ! cmp -s "$work/$label.run" "$work/$label.out"; then
+            echo "FAILED: $label: output changed between runs" >&2
+            return 1
+        fi
+        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
+    done
+    printf '%.3f' "$best"
+}
+
+echo "rv32vm user-mode compute benchmark (bench.c scale $scale, best of $runs)"
+echo "host: $(nproc) cores, $(uname -m), qemu: $(qemu-riscv32 --version | head -n1)"
+echo
+qemu_time=$(best_time qemu qemu-riscv32 "$bench" "$scale")
+echo "checksums (qemu-riscv32):"
+sed 's/^/  /' "$work/qemu.out"
+echo
+
+rows=()
+status=0
+for tier in $tiers; do
+    if ! "$rv32vm" run --tier "$tier" -- "$bench" 1 crc32 >/dev/null 2>"$work/probe.err"; then
+        rows+=("$(printf '%-22s %10s %10s  %s' "rv32vm --tier $tier" "-" "-" \
+            "not available: $(head -n1 "$work/probe.err" | cut -c1-60)")")
+        continue
+    fi
+    if ! t=$(best_time "$tier" "$rv32vm" run --tier "$tier" -- "$bench" "$scale"); then
+        rows+=("$(printf '%-22s %10s %10s  %s' "rv32vm --tier $tier" "-" "-" "run FAILED")")
+        status=1
+        continue
+    fi
+    if cmp -s "$work/$tier.out" "$work/qemu.out"; then
+        verdict="output identical"
+    else
+        verdict="OUTPUT DIFFERS from qemu"
+        status=1
+        diff "$work/qemu.out" "$work/$tier.out" | sed 's/^/    /' >&2 || true
+    fi
+    ratio=$(echo "$t / $qemu_time" | bc -l)
+    rows+=("$(printf '%-22s %9.3fs %9.2fx  %s' "rv32vm --tier $tier" "$t" "$ratio" "$verdict")")
+done
+
+printf '%-22s %10s %10s  %s\n' "runner" "time" "vs qemu" "check"
+printf '%-22s %9.3fs %9.2fx  %s\n' "qemu-riscv32" "$qemu_time" 1 "reference"
+for row in "${rows[@]}"; do echo "$row"; done
+exit $status

@@ -1,0 +1,154 @@
+//! Helpers shared by the integration tests in `tests/`.
+//!
+//! Each integration test binary compiles this module separately and uses a
+//! different subset of it, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Execution tiers that every ISA test runs under (`rv32vm ... --tier NAME`).
+///
+/// Tiers are added here as they land (`t1`, then `t2`).
+pub const TIERS: &[&str] = &["interp"];
+
+/// How often a running child is polled for exit.
+const POLL_INTERVAL: Duration = Duration::from_millis(5);
+
+/// The root of the `rv32vm` package (where `Cargo.toml` and `tests/` live).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What a child process did when run with [`run_with_timeout`].
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The exit status, or `None` if the time limit was hit and the child
+    /// was killed.
+    pub status: Option<ExitStatus>,
+    /// Everything the child wrote to stdout (lossily decoded).
+    pub stdout: String,
+    /// Everything the child wrote to stderr (lossily decoded).
+    pub stderr: String,
+    /// Wall-clock time until exit or kill.
+    pub elapsed: Duration,
+}
+
+impl RunOutcome {
+    /// True if the child was killed for running past its time limit.
+    pub fn timed_out(&self) -> bool {
+        self.status.is_none()
+    }
+
+    /// True if the child exited on its own with status 0.
+    pub fn succeeded(&self) -> bool {
+        self.status.is_some_and(|status| status.success())
+    }
+
+    /// A one-line description of how the child ended.
+    pub fn describe_end(&self) -> String {
+        match self.status {
+            None => format!("killed after the time limit ({:.1?})", self.elapsed),
+            Some(status) => match status.code() {
+                Some(code) => format!("exit status {code}"),
+                None => format!("ended by a signal ({status})"),
+            },
+        }
+    }
+}
+
+/// Runs `command` with stdin closed and stdout/stderr captured, killing it
+/// if it has not exited after `limit`.
+pub fn run_with_timeout(command: &mut Command, limit: Duration) -> std::io::Result<RunOutcome> {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Drain both pipes on their own threads so a chatty child cannot block
+    // on a full pipe while we wait for it.
+    let stdout_reader = drain(child.stdout.take());
+    let stderr_reader = drain(child.stderr.take());
+    let status = wait_until(&mut child, started + limit)?;
+    Ok(RunOutcome {
+        status,
+        stdout: join_output(stdout_reader),
+        stderr: join_output(stderr_reader),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Waits for `child` until `deadline`; kills it and returns `None` after.
+fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            // The child may exit between try_wait and kill; either way it
+            // is reaped by the wait below.
+            let _ = child.kill();
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<JoinHandle<Vec<u8>>> {
+    pipe.map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            // A read error just ends the capture early; the exit status is
+            // what the tests judge.
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    })
+}
+
+fn join_output(reader: Option<JoinHandle<Vec<u8>>>) -> String {
+    reader
+        .and_then(|handle| handle.join().ok())
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
+}
+
+/// Fails the test with an install hint unless `program` can be started.
+pub fn require_tool(program: &str, version_arg: &str, apt_package: &str) {
+    let found = Command::new(program)
+        .arg(version_arg)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    assert!(
+        found,
+        "`{program}` is not installed; install the Debian package {apt_package} \
+         (apt-get install -y {apt_package})"
+    );
+}
+
+/// The last `max_lines` lines of `text`, for failure messages.
+pub fn tail(text: &str, max_lines: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.len().saturating_sub(max_lines);
+    lines[start..].join("\n")
+}
+
+/// Files directly in `dir` whose name ends with `.{extension}`, sorted.
+pub fn files_with_extension(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    let entries = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()));
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.is_file() && path.extension().is_some_and(|ext| ext == extension))
+        .collect();
+    files.sort();
+    files
+}

@@ -1,0 +1,411 @@
+//! Differential harness for user-mode guests: run the same static RV32 Linux program under
+//! `qemu-riscv32` (the reference) and under `rv32vm run --tier T` for every tier in
+//! [`crate::common::TIERS`], each in a fresh scratch directory with the same argv and
+//! environment, and require identical stdout bytes and exit status.
+//!
+//! Missing tools (zig for building, qemu-riscv32 for the reference) fail the test with an
+//! install hint: a comparison that cannot run must never look like a pass.
+#![allow(dead_code)]
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long one guest run may take before it is killed and the test fails.
+pub const RUN_TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// How often a running child is polled for exit.
+const POLL_INTERVAL: Duration = Duration::from_millis(5);
+
+/// Value of the one environment variable the `hello` guest prints.
+pub const GUEST_TEST_VAR: &str = "value with spaces=and equals";
+
+/// The root of the `rv32vm` package.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The rv32vm binary cargo built for this test run.
+pub fn rv32vm_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rv32vm"))
+}
+
+/// What a child process did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Exit status, or `None` if the time limit was hit and the child was killed.
+    pub status: Option<ExitStatus>,
+    /// Raw stdout bytes.
+    pub stdout: Vec<u8>,
+    /// Raw stderr bytes (shown in failure messages, never compared).
+    pub stderr: Vec<u8>,
+    /// Wall-clock time until exit or kill.
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    /// A one-line description of how the child ended, comparable between runners.
+    pub fn end(&self) -> String {
+        match self.status {
+            None => format!("killed after the time limit ({:.0?})", self.elapsed),
+            Some(status) => match status.code() {
+                Some(code) => format!("exit status {code}"),
+                None => {
+                    use std::os::unix::process::ExitStatusExt;
+                    format!("killed by signal {}", status.signal().unwrap_or(0))
+                }
+            },
+        }
+    }
+}
+
+/// Runs `command` with stdin from /dev/null and stdout/stderr captured as bytes, killing it
+/// after `limit`.
+pub fn run_captured(command: &mut Command, limit: Duration) -> std::io::Result<Outcome> {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Drain both pipes on their own threads so a chatty child never blocks on a full pipe.
+    let stdout_reader = drain(child.stdout.take());
+    let stderr_reader = drain(child.stderr.take());
+    let status = wait_until(&mut child, started + limit)?;
+    Ok(Outcome {
+        status,
+        stdout: join_output(stdout_reader),
+        stderr: join_output(stderr_reader),
+        elapsed: started.elapsed(),
+    })
+}
+
+fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            // The child may exit between try_wait and kill; wait() reaps it either way.
+            let _ = child.kill();
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<JoinHandle<Vec<u8>>> {
+    pipe.map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            // A read error only ends the capture early; the comparison then fails visibly.
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    })
+}
+
+fn join_output(reader: Option<JoinHandle<Vec<u8>>>) -> Vec<u8> {
+    reader
+        .and_then(|handle| handle.join().ok())
+        .unwrap_or_default()
+}
+
+/// Fails the test unless `qemu-riscv32` can be started.
+pub fn require_qemu() {
+    let found = Command::new("qemu-riscv32")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    assert!(
+        found,
+        "qemu-riscv32 (the reference for these comparisons) is not installed: \
+         apt-get install -y qemu-user"
+    );
+}
+
+/// Fails the test unless zig can be run as `python3 -m ziglang`.
+pub fn require_zig() {
+    let found = Command::new("python3")
+        .args(["-m", "ziglang", "version"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    assert!(
+        found,
+        "zig (the riscv32-linux-musl C compiler for the guest programs) is not installed: \
+         pip install ziglang"
+    );
+}
+
+/// Runs a build script from `scripts/` once per test binary; later callers get the cached
+/// result. Panics (failing the test) with the script's output if it fails.
+fn run_build_script(cache: &'static OnceLock<Result<(), String>>, script: &str) {
+    let result = cache.get_or_init(|| {
+        let path = repo_root().join("scripts").join(script);
+        let output = Command::new("bash")
+            .arg(&path)
+            .current_dir(repo_root())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|error| format!("cannot run {}: {error}", path.display()))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} failed ({}):\n{}\n{}",
+                path.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ))
+        }
+    });
+    if let Err(message) = result {
+        panic!("{message}");
+    }
+}
+
+/// Builds every `tests/guest/*.c` (incrementally) and returns `target/guest`.
+pub fn build_guests() -> PathBuf {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    require_zig();
+    run_build_script(&BUILT, "build-guest.sh");
+    repo_root().join("target/guest")
+}
+
+/// Builds busybox (skipped when up to date) and returns the path of the binary.
+pub fn build_busybox() -> PathBuf {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    require_zig();
+    run_build_script(&BUILT, "build-busybox.sh");
+    repo_root().join("target/busybox/busybox")
+}
+
+/// A fresh, empty directory under `target/guest-runs/`, removed when dropped.
+pub struct ScratchDir {
+    path: PathBuf,
+}
+
+impl ScratchDir {
+    /// Creates `target/guest-runs/LABEL-PID-N`.
+    pub fn new(label: &str) -> ScratchDir {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = repo_root()
+            .join("target/guest-runs")
+            .join(format!("{label}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)
+            .unwrap_or_else(|error| panic!("cannot create {}: {error}", path.display()));
+        ScratchDir { path }
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        // Best effort: a guest may have left a read-only file; the directory lives in target/.
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Which emulator runs the guest.
+#[derive(Clone, Debug)]
+pub enum Runner {
+    /// `qemu-riscv32 PROGRAM ARGS...`
+    Qemu,
+    /// `rv32vm run --tier TIER [-m] -- PROGRAM ARGS...`
+    Rv32vm {
+        /// Tier name from `TIERS`.
+        tier: String,
+        /// Pass `-m` (misaligned accesses go to the host directly).
+        allow_misaligned: bool,
+    },
+}
+
+impl Runner {
+    /// Human-readable name for messages.
+    pub fn label(&self) -> String {
+        match self {
+            Runner::Qemu => "qemu-riscv32".to_string(),
+            Runner::Rv32vm {
+                tier,
+                allow_misaligned,
+            } => format!(
+                "rv32vm run --tier {tier}{}",
+                if *allow_misaligned { " -m" } else { "" }
+            ),
+        }
+    }
+
+    fn command(&self, program: &Path, args: &[OsString]) -> Command {
+        let mut command = match self {
+            Runner::Qemu => Command::new("qemu-riscv32"),
+            Runner::Rv32vm {
+                tier,
+                allow_misaligned,
+            } => {
+                let mut command = Command::new(rv32vm_binary());
+                command.args(["run", "--tier", tier]);
+                if *allow_misaligned {
+                    command.arg("-m");
+                }
+                command.arg("--");
+                command
+            }
+        };
+        command.arg(program).args(args);
+        command
+    }
+}
+
+/// One guest invocation to compare.
+pub struct GuestRun<'a> {
+    /// Name used for scratch directories and messages.
+    pub name: &'a str,
+    /// The RV32 ELF (absolute path, identical for every runner).
+    pub program: PathBuf,
+    /// Arguments after the program; relative paths refer to the scratch directory, which is
+    /// the working directory, so argv is byte-identical between runners.
+    pub args: Vec<OsString>,
+    /// Called with the fresh scratch directory before each run (fixtures).
+    pub setup: &'a dyn Fn(&Path),
+    /// Exit status the reference must produce (checks the oracle itself is sane).
+    pub expected_exit: i32,
+    /// Extra environment variables (on top of a small fixed environment).
+    pub env: Vec<(String, String)>,
+}
+
+impl GuestRun<'_> {
+    /// Runs under `runner` in a fresh scratch directory.
+    pub fn run(&self, runner: &Runner) -> Outcome {
+        let label = match runner {
+            Runner::Qemu => "qemu".to_string(),
+            Runner::Rv32vm { tier, .. } => tier.clone(),
+        };
+        let scratch = ScratchDir::new(&format!("{}-{label}", self.name));
+        (self.setup)(scratch.path());
+        let mut command = runner.command(&self.program, &self.args);
+        command
+            .current_dir(scratch.path())
+            .env_clear()
+            .env("PATH", "/nonexistent-guest-path")
+            .env("HOME", "/nonexistent-guest-home")
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+            .env("GUEST_TEST_VAR", GUEST_TEST_VAR);
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        match run_captured(&mut command, RUN_TIME_LIMIT) {
+            Ok(outcome) => outcome,
+            Err(error) => panic!("{}: cannot start {}: {error}", self.name, runner.label()),
+        }
+    }
+}
+
+/// Runs `guest` under qemu and under rv32vm for every tier in `tiers` and fails the test on
+/// the first runner whose stdout bytes or exit status differ from qemu's.
+pub fn compare_with_qemu(guest: &GuestRun<'_>, tiers: &[&str], allow_misaligned: bool) {
+    require_qemu();
+    let reference = guest.run(&Runner::Qemu);
+    assert_eq!(
+        reference.status.and_then(|status| status.code()),
+        Some(guest.expected_exit),
+        "{}: the reference run under qemu-riscv32 did not end as expected ({}); \
+         the guest program or the host setup is broken.\nstdout tail:\n{}\nstderr tail:\n{}",
+        guest.name,
+        reference.end(),
+        tail(&reference.stdout, 20),
+        tail(&reference.stderr, 20)
+    );
+    assert!(!reference.stdout.is_empty(), "{}: qemu-riscv32 printed nothing", guest.name);
+
+    let mut failures = Vec::new();
+    for tier in tiers {
+        let runner = Runner::Rv32vm {
+            tier: (*tier).to_string(),
+            allow_misaligned,
+        };
+        let actual = guest.run(&runner);
+        if let Some(report) = divergence(&reference, &actual) {
+            failures.push(format!(
+                "{} under `{}` diverges from qemu-riscv32:\n{report}\nrv32vm stderr tail:\n{}",
+                guest.name,
+                runner.label(),
+                tail(&actual.stderr, 15)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Describes how `actual` differs from `expected` (stdout bytes, then exit), or `None`.
+pub fn divergence(expected: &Outcome, actual: &Outcome) -> Option<String> {
+    let mut report = String::new();
+    if expected.stdout != actual.stdout {
+        report.push_str(&first_difference(&expected.stdout, &actual.stdout));
+    }
+    if expected.end() != actual.end() {
+        report.push_str(&format!(
+            "end: expected {}, got {}\n",
+            expected.end(),
+            actual.end()
+        ));
+    }
+    (!report.is_empty()).then_some(report)
+}
+
+/// The first differing line of two outputs, with a little context.
+pub fn first_difference(expected: &[u8], actual: &[u8]) -> String {
+    let expected_lines: Vec<&[u8]> = expected.split_inclusive(|&b| b == b'\n').collect();
+    let actual_lines: Vec<&[u8]> = actual.split_inclusive(|&b| b == b'\n').collect();
+    let index = expected_lines
+        .iter()
+        .zip(&actual_lines)
+        .position(|(e, a)| e != a)
+        .unwrap_or(expected_lines.len().min(actual_lines.len()));
+    let show = |lines: &[&[u8]], i: usize| -> String {
+        lines
+            .get(i)
+            .map(|line| format!("{:?}", String::from_utf8_lossy(line)))
+            .unwrap_or_else(|| "<end of output>".to_string())
+    };
+    let mut text = format!(
+        "stdout differs at line {} (expected {} lines / {} bytes, got {} lines / {} bytes)\n",
+        index + 1,
+        expected_lines.len(),
+        expected.len(),
+        actual_lines.len(),
+        actual.len()
+    );
+    if index > 0 {
+        text.push_str(&format!("  previous: {}\n", show(&expected_lines, index - 1)));
+    }
+    text.push_str(&format!("  expected: {}\n", show(&expected_lines, index)));
+    text.push_str(&format!("  actual:   {}\n", show(&actual_lines, index)));
+    text
+}
+
+/// The last `max_lines` lines of `bytes`, lossily decoded, for failure messages.
+pub fn tail(bytes: &[u8], max_lines: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(max_lines)..].join("\n")
+}
