@@ -218,8 +218,17 @@ impl Platform for BareMachine {
     }
 
     #[inline(always)]
-    fn between_blocks(&mut self, _hart: &mut Hart) -> Option<Stop> {
-        self.exit.take().map(Stop::Exit)
+    fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
+        if let Some(code) = self.exit.take() {
+            return Some(Stop::Exit(code));
+        }
+        // No devices drive mip here, but software may set SSIP/STIP/SEIP from M-mode.
+        if hart.csr.mip & hart.csr.mie != 0 {
+            if let Some(irq) = hart.pending_interrupt() {
+                hart.take_trap(irq);
+            }
+        }
+        None
     }
 
     fn allow_misaligned(&self) -> bool {

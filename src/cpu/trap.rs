@@ -178,3 +178,38 @@ fn trap_vector(tvec: u32, is_irq: bool, code: u32) -> u32 {
         base
     }
 }
+
+/// Interrupt causes in the order they are taken when several are pending (priv spec 3.1.9).
+const IRQ_PRIORITY: [u32; 6] = [11, 3, 7, 9, 1, 5];
+
+impl super::Hart {
+    /// The interrupt to take now, if any: pending (`mip`), enabled (`mie`), and allowed by the
+    /// global enables of the privilege level it targets (M-level interrupts are always taken
+    /// below M; S-level ones below S, or in S with SIE). Returned as a trap cause.
+    pub fn pending_interrupt(&self) -> Option<Trap> {
+        use super::csr::{MSTATUS_MIE, MSTATUS_SIE};
+        use super::Priv;
+        let pending = self.csr.mip & self.csr.mie;
+        if pending == 0 {
+            return None;
+        }
+        let status = self.csr.mstatus;
+        let m_enabled = self.prv < Priv::Machine || status & MSTATUS_MIE != 0;
+        let s_enabled = self.prv < Priv::Supervisor
+            || (self.prv == Priv::Supervisor && status & MSTATUS_SIE != 0);
+        let mut takeable = 0;
+        if m_enabled {
+            takeable |= pending & !self.csr.mideleg;
+        }
+        if s_enabled {
+            takeable |= pending & self.csr.mideleg;
+        }
+        IRQ_PRIORITY
+            .iter()
+            .find(|&&code| takeable >> code & 1 != 0)
+            .map(|&code| Trap {
+                cause: INTERRUPT_BIT | code,
+                tval: 0,
+            })
+    }
+}

@@ -61,12 +61,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     umask(022);
-    if (chdir(argv[1]) != 0)
-        die("chdir");
     char cwd[4096];
     char real[4096];
+    check(realpath(argv[1], real) != NULL, "realpath(argv[1])");
+    if (chdir(argv[1]) != 0)
+        die("chdir");
     check(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
-    check(realpath(argv[1], real) != NULL && strcmp(cwd, real) == 0, "getcwd equals realpath(argv[1])");
+    check(strcmp(cwd, real) == 0, "getcwd after chdir equals realpath(argv[1])");
 
     /* creat + write + close */
     int fd = creat("a.txt", 0644);

@@ -69,7 +69,7 @@ RVTEST_CODE_BEGIN
   TEST_MISALIGNED(16, CAUSE_MISALIGNED_LOAD, 2, addi a5, a5, 2; 90: c.lw a4, 0(a5))
   .option pop
   # a misaligned sc.w traps even without a reservation
-  TEST_MISALIGNED(17, CAUSE_MISALIGNED_STORE, 2, sc.w a4, a2, (a5))
+  TEST_MISALIGNED(17, CAUSE_MISALIGNED_STORE, 2, addi a5, a5, 2; 90: sc.w a4, a2, (a5))
   # a word that would straddle a 4 KiB page boundary
 test_18:
   li TESTNUM, 18
