@@ -3,6 +3,7 @@
 
 pub mod csr;
 pub mod fpu;
+pub mod mmu;
 pub mod tlb;
 pub mod trap;
 
