@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod elf;
 pub mod exec;
 pub mod isa;
+pub mod machine;
 pub mod user;
 
 /// Print engine statistics (`--stats`) to stderr.
