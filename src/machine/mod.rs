@@ -3,6 +3,7 @@
 //! and the device tree generator.
 
 pub mod fdt;
+pub mod loader;
 
 /// The physical memory map (QEMU `virt` layout, DESIGN.md §3).
 pub mod map {
