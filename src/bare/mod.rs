@@ -10,6 +10,7 @@ use crate::cpu::tlb::PAGE_MASK;
 use crate::cpu::{Access, Exception, Hart, Trap};
 use crate::elf::{ElfError, ElfFile};
 use crate::exec::{Engine, EngineConfig, Platform, Resume, Stop, Target};
+use crate::machine::ram::GuestRam;
 
 /// Guest physical base address of RAM (as on QEMU virt and in riscv-tests).
 pub const RAM_BASE: u32 = 0x8000_0000;
@@ -42,7 +43,9 @@ pub enum BareError {
         limit: u64,
     },
     /// The program has no `tohost` symbol, so it could never report a result.
-    #[error("{0}: no `tohost` symbol: a bare-metal program must report its result through HTIF tohost")]
+    #[error(
+        "{0}: no `tohost` symbol: a bare-metal program must report its result through HTIF tohost"
+    )]
     NoTohost(PathBuf),
     /// Host memory for guest RAM could not be allocated.
     #[error("cannot allocate {0} bytes of guest RAM")]
@@ -66,63 +69,9 @@ pub struct BareOptions {
     pub stats: bool,
 }
 
-/// Guest RAM: one anonymous host mapping.
-struct Ram {
-    ptr: *mut u8,
-    size: u32,
-}
-
-impl Ram {
-    fn new(size: u32) -> Result<Ram, BareError> {
-        // SAFETY: an anonymous private mapping with no address hint has no preconditions; the
-        // result is checked before use.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(BareError::NoMemory(size));
-        }
-        Ok(Ram {
-            ptr: ptr.cast(),
-            size,
-        })
-    }
-
-    /// Host pointer of guest physical address `pa`, if it is in RAM with `len` bytes after it.
-    fn host(&self, pa: u32, len: u32) -> Option<*mut u8> {
-        let off = pa.checked_sub(RAM_BASE)?;
-        if (off as u64) + (len as u64) <= self.size as u64 {
-            // SAFETY: `off + len` is within the mapping, so the offset pointer stays inside it.
-            Some(unsafe { self.ptr.add(off as usize) })
-        } else {
-            None
-        }
-    }
-
-    fn bytes(&self, pa: u32, len: u32) -> Option<&[u8]> {
-        let p = self.host(pa, len)?;
-        // SAFETY: `host` checked that `len` bytes from `p` are inside the live mapping.
-        Some(unsafe { std::slice::from_raw_parts(p, len as usize) })
-    }
-}
-
-impl Drop for Ram {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`size` describe a mapping created in `Ram::new` and unmapped only here.
-        unsafe { libc::munmap(self.ptr.cast(), self.size as usize) };
-    }
-}
-
 /// The bare-metal platform: RAM, HTIF, and M-mode trap delivery.
 struct BareMachine {
-    ram: Ram,
+    ram: GuestRam,
     tohost: u32,
     exit: Option<i32>,
     allow_misaligned: bool,
@@ -142,7 +91,7 @@ impl Platform for BareMachine {
         if self.htif_page(va) && access != Access::Execute {
             return Ok(Target::Mmio { paddr: va });
         }
-        match self.ram.host(va, 1) {
+        match self.ram.host(va as u64, 1) {
             Some(host) => Ok(Target::Ram {
                 host,
                 cacheable: true,
@@ -162,12 +111,9 @@ impl Platform for BareMachine {
         // The HTIF page is ordinary RAM whose writes we watch.
         let bytes = self
             .ram
-            .bytes(paddr, size)
+            .bytes(paddr as u64, size as u64)
             .ok_or(Trap::new(Exception::LoadAccessFault, paddr))?;
-        Ok(bytes
-            .iter()
-            .rev()
-            .fold(0u64, |acc, &b| acc << 8 | b as u64))
+        Ok(bytes.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64))
     }
 
     fn mmio_write(
@@ -177,13 +123,9 @@ impl Platform for BareMachine {
         size: u32,
         value: u64,
     ) -> Result<(), Trap> {
-        let host = self
-            .ram
-            .host(paddr, size)
-            .ok_or(Trap::new(Exception::StoreAccessFault, paddr))?;
-        for i in 0..size {
-            // SAFETY: `host` checked that `size` bytes from `host` are inside guest RAM.
-            unsafe { host.add(i as usize).write((value >> (8 * i)) as u8) };
+        let bytes = value.to_le_bytes();
+        if !self.ram.write(paddr as u64, &bytes[..size as usize]) {
+            return Err(Trap::new(Exception::StoreAccessFault, paddr));
         }
         if paddr == self.tohost && value != 0 {
             let v = value as u32;
@@ -250,17 +192,19 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     let tohost = elf
         .symbol("tohost")
         .ok_or_else(|| BareError::NoTohost(path.clone()))?;
-    let ram = Ram::new(DEFAULT_RAM_SIZE)?;
+    let mut ram =
+        GuestRam::new(RAM_BASE, DEFAULT_RAM_SIZE).map_err(|_| BareError::NoMemory(DEFAULT_RAM_SIZE))?;
     for seg in &elf.segments {
-        let dest = ram.host(seg.vaddr, seg.memsz).ok_or(BareError::OutsideRam {
-            path: path.clone(),
-            vaddr: seg.vaddr,
-            end: seg.vaddr as u64 + seg.memsz as u64,
-            base: RAM_BASE,
-            limit: RAM_BASE as u64 + DEFAULT_RAM_SIZE as u64,
-        })?;
-        // SAFETY: `ram.host` checked that `memsz >= data.len()` bytes fit at `dest`.
-        unsafe { std::ptr::copy_nonoverlapping(seg.data.as_ptr(), dest, seg.data.len()) };
+        let fits = ram.host(seg.vaddr as u64, seg.memsz as u64).is_some();
+        if !fits || !ram.write(seg.vaddr as u64, &seg.data) {
+            return Err(BareError::OutsideRam {
+                path: path.clone(),
+                vaddr: seg.vaddr,
+                end: seg.vaddr as u64 + seg.memsz as u64,
+                base: RAM_BASE,
+                limit: RAM_BASE as u64 + DEFAULT_RAM_SIZE as u64,
+            });
+        }
     }
     let mut machine = BareMachine {
         ram,
@@ -316,7 +260,7 @@ fn write_signature(machine: &BareMachine, elf: &ElfFile, out: &Path) -> Result<(
     let len = end.saturating_sub(begin);
     let bytes = machine
         .ram
-        .bytes(begin, len)
+        .bytes(begin as u64, len as u64)
         .ok_or_else(|| err(std::io::Error::other("signature region lies outside RAM")))?;
     let mut text = String::new();
     for w in bytes.chunks(4) {

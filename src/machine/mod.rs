@@ -4,6 +4,7 @@
 
 pub mod fdt;
 pub mod loader;
+pub mod ram;
 
 /// The physical memory map (QEMU `virt` layout, DESIGN.md §3).
 pub mod map {

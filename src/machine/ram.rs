@@ -1,0 +1,114 @@
+//! Guest RAM: one anonymous host mapping at a guest physical base. CPU loads and stores reach it
+//! through host pointers handed to the TLB; loaders and firmware use the checked accessors.
+
+/// Guest RAM at physical `[base, base + size)`.
+pub struct GuestRam {
+    ptr: *mut u8,
+    base: u32,
+    size: u32,
+}
+
+/// The host refused to map guest RAM.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot allocate {0} bytes of guest RAM")]
+pub struct RamError(pub u32);
+
+impl GuestRam {
+    /// Map `size` bytes of zeroed RAM at guest physical address `base`.
+    pub fn new(base: u32, size: u32) -> Result<GuestRam, RamError> {
+        if size == 0 || base as u64 + size as u64 > 1 << 32 {
+            return Err(RamError(size));
+        }
+        // SAFETY: an anonymous private mapping with no address hint has no preconditions; the
+        // result is checked before use.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(RamError(size));
+        }
+        Ok(GuestRam {
+            ptr: ptr.cast(),
+            base,
+            size,
+        })
+    }
+
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Host pointer of physical address `pa` if `len` bytes from it are RAM.
+    #[inline]
+    pub fn host(&self, pa: u64, len: u64) -> Option<*mut u8> {
+        let off = pa.checked_sub(self.base as u64)?;
+        if off.checked_add(len)? <= self.size as u64 {
+            // SAFETY: `off + len <= size`, so the offset pointer stays inside the mapping.
+            Some(unsafe { self.ptr.add(off as usize) })
+        } else {
+            None
+        }
+    }
+
+    /// The bytes at `[pa, pa + len)`, if all are RAM.
+    pub fn bytes(&self, pa: u64, len: u64) -> Option<&[u8]> {
+        let p = self.host(pa, len)?;
+        // SAFETY: `host` checked the range lies inside the live mapping; the shared borrow of
+        // `self` keeps the mapping alive.
+        Some(unsafe { std::slice::from_raw_parts(p, len as usize) })
+    }
+
+    /// Copy `data` to `pa`; `false` (and nothing written) if the range is not all RAM.
+    pub fn write(&mut self, pa: u64, data: &[u8]) -> bool {
+        match self.host(pa, data.len() as u64) {
+            Some(p) => {
+                // SAFETY: `host` checked the destination range lies inside the mapping, and
+                // `data` cannot overlap guest RAM borrowed mutably here.
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Read a little-endian word at `pa`.
+    pub fn read_u32(&self, pa: u64) -> Option<u32> {
+        let b = self.bytes(pa, 4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+impl Drop for GuestRam {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`size` describe the mapping created in `new`, unmapped only here.
+        unsafe { libc::munmap(self.ptr.cast(), self.size as usize) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accessors_check_bounds() {
+        let mut ram = GuestRam::new(0x8000_0000, 0x2000).unwrap();
+        assert!(ram.host(0x7fff_ffff, 1).is_none());
+        assert!(ram.host(0x8000_1fff, 1).is_some());
+        assert!(ram.host(0x8000_1fff, 2).is_none());
+        assert!(ram.write(0x8000_0010, &[1, 2, 3, 4]));
+        assert_eq!(ram.read_u32(0x8000_0010), Some(0x0403_0201));
+        assert!(!ram.write(0x8000_1ffe, &[1, 2, 3, 4]));
+        assert!(ram.bytes(u64::MAX, 2).is_none());
+    }
+}
