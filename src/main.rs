@@ -19,6 +19,100 @@ enum Command {
     /// Run a static RV32 Linux program in user mode (like qemu-riscv32), or a bare-metal test
     /// program with --bare.
     Run(RunArgs),
+    /// Boot a Linux kernel (system mode) on the virt-like machine.
+    Boot(BootArgs),
+}
+
+#[derive(Args)]
+struct BootArgs {
+    /// Kernel: a RISC-V Image or an ELF (default: the bundled images/Image).
+    #[arg(long, value_name = "FILE")]
+    kernel: Option<PathBuf>,
+    /// Initial ramdisk (default with the bundled kernel: images/initramfs.cpio.gz).
+    #[arg(long, value_name = "FILE")]
+    initrd: Option<PathBuf>,
+    /// Kernel command line.
+    #[arg(long, value_name = "ARGS", default_value = "console=ttyS0")]
+    append: String,
+    /// Guest RAM, e.g. 256M or 1G.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    memory: u32,
+    /// Firmware: `builtin` (rv32vm's SBI) or an M-mode firmware file such as OpenSBI fw_dynamic.bin.
+    #[arg(long, value_name = "builtin|FILE", default_value = "builtin")]
+    bios: String,
+    /// Use this device tree instead of the generated one.
+    #[arg(long, value_name = "FILE")]
+    dtb: Option<PathBuf>,
+    /// Write the device tree the guest gets to FILE.
+    #[arg(long, value_name = "FILE")]
+    dump_dtb: Option<PathBuf>,
+    /// Stop after this many seconds of wall-clock time (exit status 124).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// Execution tier for every block.
+    #[arg(long, default_value = "interp", value_parser = parse_tier)]
+    tier: Tier,
+    /// Print engine statistics to stderr at exit.
+    #[arg(long)]
+    stats: bool,
+}
+
+/// Parse a memory size: bytes, or a number with K, M or G.
+fn parse_size(text: &str) -> Result<u32, String> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 1u64 << 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 1 << 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (examples: 256M, 1G)"))?;
+    n.checked_mul(mult)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("`{text}` is too large (at most 2G... of 32-bit guest RAM)"))
+}
+
+/// Where the bundled images live: $RV32VM_IMAGES, next to the repository the binary was built
+/// in, or ./images.
+fn images_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("RV32VM_IMAGES") {
+        return PathBuf::from(dir);
+    }
+    let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("images");
+    if built_in.join("Image").exists() {
+        return built_in;
+    }
+    PathBuf::from("images")
+}
+
+fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let images = images_dir();
+    let bundled = args.kernel.is_none();
+    let kernel = args.kernel.unwrap_or_else(|| images.join("Image"));
+    let initrd = match args.initrd {
+        Some(p) => Some(p),
+        None if bundled => Some(images.join("initramfs.cpio.gz")),
+        None => None,
+    };
+    let bios = match args.bios.as_str() {
+        "builtin" => None,
+        file => Some(PathBuf::from(file)),
+    };
+    let opts = rv32vm::machine::boot::BootOptions {
+        kernel,
+        initrd,
+        append: args.append,
+        memory: args.memory,
+        bios,
+        dtb: args.dtb,
+        dump_dtb: args.dump_dtb,
+        timeout: args.timeout.map(std::time::Duration::from_secs),
+        engine: EngineConfig { tier: args.tier },
+        stats: args.stats,
+    };
+    Ok(rv32vm::machine::boot::run(&opts)?)
 }
 
 #[derive(Args)]
@@ -96,23 +190,27 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     Ok(rv32vm::user::run(opts)?)
 }
 
+/// Map a command's outcome to the process exit status, printing errors as one line.
+fn report(outcome: Result<i32, Box<dyn std::error::Error>>) -> ExitCode {
+    match outcome {
+        Ok(code) => exit_status(code),
+        Err(e) => {
+            eprintln!("rv32vm: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     init_tracing();
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Run(args)) => match run(args) {
-            Ok(code) => exit_status(code),
-            Err(e) => {
-                eprintln!("rv32vm: error: {e}");
-                ExitCode::from(1)
-            }
+        Some(Command::Run(args)) => report(run(args)),
+        Some(Command::Boot(args)) => report(boot(args)),
+        // No arguments: boot the bundled images with every boot default.
+        None => match Cli::try_parse_from(["rv32vm", "boot"]).map(|c| c.command) {
+            Ok(Some(Command::Boot(args))) => report(boot(args)),
+            _ => report(Err("cannot build the default boot arguments".into())),
         },
-        None => {
-            eprintln!(
-                "rv32vm: booting Linux (system mode) is not available in this build yet; \
-                 try `rv32vm run PROGRAM` or `rv32vm --help`"
-            );
-            ExitCode::from(2)
-        }
     }
 }

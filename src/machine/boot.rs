@@ -1,0 +1,235 @@
+//! `rv32vm boot`: read the kernel, initrd, firmware and device tree, place them in RAM, set up
+//! the hart as the boot protocol says, and run until the guest powers off.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::fdt::{self, FdtConfig};
+use super::loader::{self, Kernel, LoadError};
+use super::map;
+use super::system::{FirmwareMode, System, SystemError};
+use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
+use crate::cpu::{Hart, Priv};
+use crate::exec::{Engine, EngineConfig, Stop};
+
+/// What to boot and how.
+#[derive(Clone, Debug)]
+pub struct BootOptions {
+    pub kernel: PathBuf,
+    pub initrd: Option<PathBuf>,
+    pub append: String,
+    pub memory: u32,
+    /// `None` = built-in SBI; `Some(file)` = M-mode firmware loaded at RAM base.
+    pub bios: Option<PathBuf>,
+    pub dtb: Option<PathBuf>,
+    pub dump_dtb: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+    pub engine: EngineConfig,
+    pub stats: bool,
+}
+
+/// Why the machine could not boot.
+#[derive(Debug, thiserror::Error)]
+pub enum BootError {
+    #[error("cannot read {what} {path}: {source}")]
+    Read {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Load(#[from] LoadError),
+    #[error("{path}: {source}")]
+    Dtb {
+        path: PathBuf,
+        source: fdt::DtbError,
+    },
+    #[error("cannot generate the device tree: {0}")]
+    FdtBuild(String),
+    #[error("cannot write the device tree to {path}: {source}")]
+    DumpDtb {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    System(#[from] SystemError),
+    #[error("--memory must be between 16 MiB and 2 GiB, got {0} bytes")]
+    MemorySize(u64),
+}
+
+fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, BootError> {
+    std::fs::read(path).map_err(|source| BootError::Read {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// exceptions the built-in SBI delegates to S-mode: everything but misaligned loads/stores
+/// (emulated in M-mode, as OpenSBI does) and ecalls from S/M.
+const BUILTIN_MEDELEG: u32 = 0xb3ff & !(1 << 4 | 1 << 6 | 1 << 9 | 1 << 11);
+
+/// Boot and run; returns the process exit status.
+pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
+    if !(16 << 20..=2 << 30).contains(&(opts.memory as u64)) {
+        return Err(BootError::MemorySize(opts.memory as u64));
+    }
+    let kernel_bytes = read("kernel", &opts.kernel)?;
+    let kernel = Kernel::parse(&kernel_bytes)?;
+    let initrd = opts
+        .initrd
+        .as_deref()
+        .map(|p| read("initrd", p))
+        .transpose()?;
+    let bios = opts.bios.as_deref().map(|p| read("firmware", p)).transpose()?;
+    let user_dtb = match &opts.dtb {
+        Some(p) => {
+            let blob = read("device tree", p)?;
+            fdt::validate(&blob).map_err(|source| BootError::Dtb {
+                path: p.clone(),
+                source,
+            })?;
+            Some(blob)
+        }
+        None => None,
+    };
+    let ram_base = map::RAM_BASE as u64;
+    // Plan with the largest DTB we accept, so the generated tree (which depends on the initrd
+    // position) fits wherever it lands.
+    let layout = loader::plan(
+        ram_base,
+        opts.memory as u64,
+        &kernel,
+        bios.as_ref().map(|b| b.len() as u64),
+        initrd.as_ref().map(|b| b.len() as u64),
+        user_dtb.as_ref().map_or(0, |b| b.len() as u64),
+    )?;
+    let dtb = match user_dtb {
+        Some(blob) => blob,
+        None => fdt::build(&FdtConfig {
+            ram_size: opts.memory as u64,
+            bootargs: opts.append.clone(),
+            initrd: layout.initrd,
+            virtio_slots: 0,
+        })
+        .map_err(|e| BootError::FdtBuild(format!("{e:?}")))?,
+    };
+    if dtb.len() as u64 > loader::MAX_DTB_SIZE {
+        return Err(LoadError::DoesNotFit {
+            what: "device tree",
+            size: dtb.len() as u64,
+            ram: opts.memory as u64,
+            free: loader::MAX_DTB_SIZE,
+        }
+        .into());
+    }
+    if let Some(path) = &opts.dump_dtb {
+        std::fs::write(path, &dtb).map_err(|source| BootError::DumpDtb {
+            path: path.clone(),
+            source,
+        })?;
+    }
+
+    let firmware = if bios.is_some() {
+        FirmwareMode::External
+    } else {
+        FirmwareMode::Builtin
+    };
+    let mut system = System::new(opts.memory, firmware)?;
+    let placed = |ok: bool, what: &'static str, size: usize| {
+        if ok {
+            Ok(())
+        } else {
+            Err(LoadError::DoesNotFit {
+                what,
+                size: size as u64,
+                ram: opts.memory as u64,
+                free: 0,
+            })
+        }
+    };
+    match &kernel {
+        Kernel::Image { bytes, .. } => placed(
+            system.ram.write(layout.kernel_start, bytes),
+            "kernel",
+            bytes.len(),
+        )?,
+        Kernel::Elf(elf) => {
+            for seg in &elf.segments {
+                placed(
+                    system.ram.write(seg.paddr as u64, &seg.data),
+                    "kernel segment",
+                    seg.data.len(),
+                )?;
+            }
+        }
+    }
+    if let (Some(bytes), Some((start, _))) = (&initrd, layout.initrd) {
+        placed(system.ram.write(start, bytes), "initrd", bytes.len())?;
+    }
+    placed(system.ram.write(layout.dtb, &dtb), "device tree", dtb.len())?;
+
+    let mut hart = Hart::new();
+    hart.x[10] = 0; // a0: hart id
+    hart.x[11] = layout.dtb as u32; // a1: device tree
+    match (&bios, layout.firmware, layout.fw_dynamic_info) {
+        (Some(fw), Some((fw_start, _)), Some(info)) => {
+            placed(system.ram.write(fw_start, fw), "firmware", fw.len())?;
+            let info_bytes = loader::fw_dynamic_info(layout.kernel_entry as u32);
+            placed(system.ram.write(info, &info_bytes), "fw_dynamic_info", 24)?;
+            hart.x[12] = info as u32; // a2: fw_dynamic_info
+            hart.pc = fw_start as u32;
+            hart.prv = Priv::Machine;
+        }
+        _ => {
+            // The built-in SBI plays M-mode: delegate what OpenSBI delegates, expose the
+            // counters and Sstc, and start the kernel in S-mode.
+            hart.csr.medeleg = BUILTIN_MEDELEG;
+            hart.csr.mideleg = IRQ_SSI | IRQ_STI | IRQ_SEI;
+            hart.csr.mcounteren = 0b111;
+            hart.csr.menvcfg |= 1 << 63; // STCE
+            hart.pc = layout.kernel_entry as u32;
+            hart.prv = Priv::Supervisor;
+        }
+    }
+    tracing::info!(?layout, "boot layout");
+
+    spawn_console_reader(system.console_input.clone());
+    system.deadline = opts.timeout.map(|t| (Instant::now() + t, t));
+    let mut engine = Engine::new(opts.engine.clone());
+    let stop = engine.run(&mut hart, &mut system, None);
+    system.flush_console();
+    if opts.stats {
+        crate::report_stats(&engine, &hart);
+    }
+    Ok(match stop {
+        Stop::Exit(code) => code,
+        Stop::InsnLimit => 124,
+        Stop::Fatal { status, message } => {
+            eprintln!("rv32vm: {message}");
+            status
+        }
+    })
+}
+
+/// Feed stdin to the UART from a thread of its own: the CPU never blocks on input.
+fn spawn_console_reader(input: rv32vm_devices::UartInput) {
+    let spawned = std::thread::Builder::new()
+        .name("console-input".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin();
+            let mut buf = [0u8; 256];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        input.push(&buf[..n]);
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("no console input: cannot start the reader thread: {e}");
+    }
+}

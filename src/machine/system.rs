@@ -1,0 +1,421 @@
+//! The system-mode platform: guest RAM, the device bus, Sv32 translation, interrupt wiring
+//! between devices and `mip`, the built-in SBI (or an external M-mode firmware), and idling.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use rv32vm_devices::{Bus, Clint, DeviceId, GoldfishRtc, Plic, PowerEvent, Syscon, Uart, UartInput};
+use rv32vm_firmware::sbi::{self, ResetKind, SbiCall, SbiHost};
+
+use super::map;
+use super::ram::GuestRam;
+use crate::cpu::csr::{IRQ_MEI, IRQ_MSI, IRQ_MTI, IRQ_SEI, IRQ_STI};
+use crate::cpu::mmu::{access_fault, PageTableMemory};
+use crate::cpu::{Access, Exception, Hart, Trap};
+use crate::exec::{Platform, Resume, Stop, Target};
+
+/// Blocks between polls of the host clock and console (a poll costs a clock read).
+const POLL_INTERVAL_BLOCKS: u32 = 256;
+/// Longest single host sleep while the guest waits for an interrupt.
+const MAX_IDLE_SLEEP: Duration = Duration::from_millis(10);
+
+/// The console output: the guest's UART bytes go to the host's stdout.
+pub struct ConsoleOut {
+    buf: Vec<u8>,
+}
+
+impl Write for ConsoleOut {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= 4096 || data.contains(&b'\n') {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            let mut out = std::io::stdout().lock();
+            // A closed stdout must not stop the guest: drop the bytes.
+            let _ = out.write_all(&self.buf);
+            let _ = out.flush();
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+/// Which firmware serves the S-mode kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirmwareMode {
+    /// rv32vm's SBI: the hart starts in S-mode and ecalls from S are handled here.
+    Builtin,
+    /// An M-mode firmware (OpenSBI fw_dynamic) loaded at RAM base handles everything.
+    External,
+}
+
+/// The machine as the engine sees it.
+pub struct System {
+    pub ram: GuestRam,
+    pub bus: Bus,
+    plic: DeviceId<Plic>,
+    clint: DeviceId<Clint>,
+    uart: DeviceId<Uart<ConsoleOut>>,
+    syscon: DeviceId<Syscon>,
+    rtc: DeviceId<GoldfishRtc>,
+    pub console_input: UartInput,
+    firmware: FirmwareMode,
+    /// The built-in SBI's S-mode timer deadline.
+    sbi_timer: u64,
+    polls: u32,
+    stop: Option<Stop>,
+    /// Wall-clock limit (`--timeout`): when it passes, the run stops with status 124.
+    pub deadline: Option<(Instant, Duration)>,
+}
+
+/// Building the device set failed (a programming error in the memory map, reported cleanly).
+#[derive(Debug, thiserror::Error)]
+pub enum SystemError {
+    #[error(transparent)]
+    Ram(#[from] super::ram::RamError),
+    #[error("device map: {0}")]
+    Bus(#[from] rv32vm_devices::BusError),
+    #[error("interrupt wiring: {0}")]
+    Irq(#[from] rv32vm_devices::IrqError),
+}
+
+impl System {
+    /// A machine with `ram_size` bytes of RAM and the standard devices.
+    pub fn new(ram_size: u32, firmware: FirmwareMode) -> Result<System, SystemError> {
+        let ram = GuestRam::new(map::RAM_BASE, ram_size)?;
+        let mut plic = Plic::new();
+        let uart_irq = plic.irq_line(map::UART_IRQ)?;
+        let rtc_irq = plic.irq_line(map::RTC_IRQ)?;
+        let console_input = UartInput::new();
+        let uart = Uart::with_input(
+            uart_irq,
+            ConsoleOut { buf: Vec::new() },
+            console_input.clone(),
+        );
+        let mut bus = Bus::new();
+        let syscon = bus.insert(map::SYSCON_BASE as u64, map::SYSCON_SIZE, Syscon::new())?;
+        let rtc = bus.insert(
+            map::RTC_BASE as u64,
+            map::RTC_SIZE,
+            GoldfishRtc::with_system_clock(rtc_irq),
+        )?;
+        let clint = bus.insert(map::CLINT_BASE as u64, map::CLINT_SIZE, Clint::new())?;
+        let plic = bus.insert(map::PLIC_BASE as u64, map::PLIC_SIZE, plic)?;
+        let uart = bus.insert(map::UART_BASE as u64, map::UART_SIZE, uart)?;
+        Ok(System {
+            ram,
+            bus,
+            plic,
+            clint,
+            uart,
+            syscon,
+            rtc,
+            console_input,
+            firmware,
+            sbi_timer: u64::MAX,
+            polls: 0,
+            stop: None,
+            deadline: None,
+        })
+    }
+
+    /// Flush console output still buffered.
+    pub fn flush_console(&mut self) {
+        if let Some(u) = self.bus.device_mut(self.uart) {
+            let _ = u.output_mut().flush();
+        }
+    }
+
+    /// Sample the devices' interrupt outputs into `mip`.
+    fn sync_interrupts(&mut self, hart: &mut Hart) {
+        let now = hart.time();
+        let mut set = 0;
+        if let Some(clint) = self.bus.device_mut(self.clint) {
+            clint.set_time(now);
+            if clint.msip_pending() {
+                set |= IRQ_MSI;
+            }
+            if clint.mtip_pending() {
+                set |= IRQ_MTI;
+            }
+        }
+        if let Some(uart) = self.bus.device_mut(self.uart) {
+            uart.poll_input();
+        }
+        if let Some(rtc) = self.bus.device_mut(self.rtc) {
+            rtc.poll();
+        }
+        if let Some(plic) = self.bus.device(self.plic) {
+            if plic.m_external_pending() {
+                set |= IRQ_MEI;
+            }
+            if plic.s_external_pending() {
+                set |= IRQ_SEI;
+            }
+        }
+        let stce = hart.csr.menvcfg >> 63 != 0;
+        let stimer = if stce {
+            hart.csr.stimecmp
+        } else {
+            self.sbi_timer
+        };
+        let driven_sti = stce || self.firmware == FirmwareMode::Builtin;
+        let mut mask = IRQ_MSI | IRQ_MTI | IRQ_MEI | IRQ_SEI;
+        if driven_sti {
+            mask |= IRQ_STI;
+            if now >= stimer {
+                set |= IRQ_STI;
+            }
+        }
+        hart.csr.mip = hart.csr.mip & !mask | set;
+        if let Some((deadline, limit)) = self.deadline {
+            if Instant::now() >= deadline {
+                self.stop = Some(Stop::Fatal {
+                    status: 124,
+                    message: format!("timeout: the guest did not finish within {} s", limit.as_secs()),
+                });
+            }
+        }
+        if let Some(event) = self.bus.device_mut(self.syscon).and_then(|s| s.take_event()) {
+            self.stop = Some(match event {
+                PowerEvent::PowerOff { exit_code } => Stop::Exit(exit_code as i32),
+                PowerEvent::Failure { exit_code } => Stop::Exit(exit_code.max(1) as i32),
+                PowerEvent::Reset => Stop::Fatal {
+                    status: 0,
+                    message: "guest requested a reboot; rv32vm exits instead".into(),
+                },
+            });
+        }
+    }
+
+    /// The earliest time (in timer ticks) at which an interrupt could become pending.
+    fn next_deadline(&mut self, hart: &Hart) -> Option<u64> {
+        let mut deadline = self.bus.device(self.clint).and_then(|c| c.next_deadline());
+        let stimer = if hart.csr.menvcfg >> 63 != 0 {
+            hart.csr.stimecmp
+        } else {
+            self.sbi_timer
+        };
+        if stimer != u64::MAX {
+            deadline = Some(deadline.map_or(stimer, |d| d.min(stimer)));
+        }
+        deadline
+    }
+
+    /// WFI: sleep the host thread until a timer deadline or console input, in short slices.
+    pub fn idle(&mut self, hart: &mut Hart) {
+        self.flush_console();
+        loop {
+            self.sync_interrupts(hart);
+            if hart.csr.mip & hart.csr.mie != 0 || self.stop.is_some() {
+                return;
+            }
+            if self.console_input.has_pending() {
+                continue;
+            }
+            let now = hart.time();
+            let wait = match self.next_deadline(hart) {
+                Some(d) if d <= now => return,
+                Some(d) => Duration::from_nanos((d - now) * 100).min(MAX_IDLE_SLEEP),
+                None => MAX_IDLE_SLEEP,
+            };
+            if hart.csr.deterministic_time {
+                return;
+            }
+            std::thread::sleep(wait);
+        }
+    }
+
+    /// Emulate a misaligned load or store that trapped to M-mode, as OpenSBI does: bytewise
+    /// accesses at the trapping privilege, then resume after the instruction.
+    fn emulate_misaligned(&mut self, hart: &mut Hart, trap: Trap) -> Result<(), Trap> {
+        let bits = crate::exec::misaligned::fetch_insn(hart, self, hart.pc)?;
+        let insn = crate::isa::decode(bits);
+        crate::exec::misaligned::emulate(hart, self, &insn).map_err(|t| {
+            if t.exception() == trap.exception() {
+                trap
+            } else {
+                t
+            }
+        })?;
+        hart.pc = hart.pc.wrapping_add(insn.len as u32);
+        Ok(())
+    }
+}
+
+struct PhysMem<'a>(&'a mut GuestRam);
+
+impl PageTableMemory for PhysMem<'_> {
+    fn read_pte(&mut self, pa: u64) -> Option<u32> {
+        self.0.read_u32(pa)
+    }
+    fn write_pte(&mut self, pa: u64, pte: u32) -> bool {
+        self.0.write(pa, &pte.to_le_bytes())
+    }
+}
+
+/// The SBI's view of the machine during one call.
+struct SbiView<'a> {
+    system: &'a mut System,
+    hart: &'a mut Hart,
+    flush_code: bool,
+}
+
+impl SbiHost for SbiView<'_> {
+    fn set_timer(&mut self, deadline: u64) {
+        self.system.sbi_timer = deadline;
+        self.hart.csr.mip &= !IRQ_STI;
+    }
+    fn console_write(&mut self, bytes: &[u8]) {
+        if let Some(u) = self.system.bus.device_mut(self.system.uart) {
+            let _ = u.output_mut().write_all(bytes);
+        }
+    }
+    fn console_read(&mut self) -> Option<u8> {
+        None
+    }
+    fn read_phys(&mut self, pa: u64, len: usize) -> Option<Vec<u8>> {
+        self.system.ram.bytes(pa, len as u64).map(<[u8]>::to_vec)
+    }
+    fn write_phys(&mut self, pa: u64, bytes: &[u8]) -> bool {
+        self.system.ram.write(pa, bytes)
+    }
+    fn send_ipi(&mut self) {
+        self.hart.csr.mip |= crate::cpu::csr::IRQ_SSI;
+    }
+    fn fence_i(&mut self) {
+        self.flush_code = true;
+    }
+    fn sfence_vma(&mut self) {
+        self.hart.tlb.flush();
+    }
+    fn reset(&mut self, kind: ResetKind, reason: u32) {
+        self.system.stop = Some(match kind {
+            ResetKind::Shutdown => Stop::Exit(if reason == 0 { 0 } else { 1 }),
+            _ => Stop::Fatal {
+                status: 0,
+                message: "guest requested a reboot; rv32vm exits instead".into(),
+            },
+        });
+    }
+}
+
+impl Platform for System {
+    fn translate(&mut self, hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
+        let t = hart.translate(&mut PhysMem(&mut self.ram), va, access)?;
+        if let Some(host) = self.ram.host(t.pa, 1) {
+            return Ok(Target::Ram {
+                host,
+                cacheable: t.page_cacheable,
+            });
+        }
+        if t.pa < 1 << 32 && self.bus.is_mapped(t.pa) {
+            return Ok(Target::Mmio {
+                paddr: t.pa as u32,
+            });
+        }
+        Err(access_fault(access, va))
+    }
+
+    fn mmio_read(&mut self, hart: &mut Hart, paddr: u32, size: u32) -> Result<u64, Trap> {
+        let v = self
+            .bus
+            .read(paddr as u64, size as u8)
+            .ok_or(Trap::new(Exception::LoadAccessFault, paddr))?;
+        self.sync_interrupts(hart);
+        Ok(v)
+    }
+
+    fn mmio_write(
+        &mut self,
+        hart: &mut Hart,
+        paddr: u32,
+        size: u32,
+        value: u64,
+    ) -> Result<(), Trap> {
+        self.bus
+            .write(paddr as u64, size as u8, value)
+            .ok_or(Trap::new(Exception::StoreAccessFault, paddr))?;
+        self.sync_interrupts(hart);
+        Ok(())
+    }
+
+    fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop> {
+        if self.firmware == FirmwareMode::Builtin {
+            let to_m = hart.csr.medeleg >> (trap.cause & 31) & 1 == 0
+                || hart.prv == crate::cpu::Priv::Machine;
+            match trap.exception() {
+                Some(Exception::EcallFromS) => {
+                    let x = &hart.x;
+                    let call = SbiCall {
+                        args: [x[10], x[11], x[12], x[13], x[14], x[15]],
+                        fid: x[16],
+                        eid: x[17],
+                    };
+                    let mut view = SbiView {
+                        system: self,
+                        hart,
+                        flush_code: false,
+                    };
+                    let ret = sbi::handle_ecall(&mut view, call);
+                    let flush = view.flush_code;
+                    hart.x[10] = ret.a0;
+                    if let Some(a1) = ret.a1 {
+                        hart.x[11] = a1;
+                    }
+                    hart.pc = hart.pc.wrapping_add(4);
+                    return Ok(if flush {
+                        Resume::FlushCode
+                    } else {
+                        Resume::Continue
+                    });
+                }
+                Some(Exception::LoadMisaligned | Exception::StoreMisaligned) if to_m => {
+                    if let Err(t) = self.emulate_misaligned(hart, trap) {
+                        hart.take_trap(t);
+                    }
+                    return Ok(Resume::Continue);
+                }
+                _ if to_m => {
+                    return Err(Stop::Fatal {
+                        status: 1,
+                        message: format!(
+                            "unhandled trap to M-mode: cause {} at pc {:#010x}, tval {:#010x}",
+                            trap.cause, hart.pc, trap.tval
+                        ),
+                    });
+                }
+                _ => {}
+            }
+        }
+        hart.take_trap(trap);
+        Ok(Resume::Continue)
+    }
+
+    #[inline(always)]
+    fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
+        self.polls = self.polls.wrapping_add(1);
+        if self.polls % POLL_INTERVAL_BLOCKS == 0 {
+            self.sync_interrupts(hart);
+        }
+        if self.stop.is_some() {
+            self.flush_console();
+            return self.stop.take();
+        }
+        if hart.csr.mip & hart.csr.mie != 0 {
+            if let Some(irq) = hart.pending_interrupt() {
+                hart.take_trap(irq);
+            }
+        }
+        None
+    }
+
+    fn wait_for_interrupt(&mut self, hart: &mut Hart) {
+        self.idle(hart);
+    }
+}
