@@ -128,6 +128,15 @@ impl FdTable {
         });
     }
 
+    /// Close every fd marked close-on-exec (execve).
+    pub fn close_on_exec(&mut self) {
+        for slot in &mut self.slots {
+            if slot.as_ref().is_some_and(|e| e.cloexec) {
+                *slot = None;
+            }
+        }
+    }
+
     /// Close guest fd `fd`.
     pub fn close(&mut self, fd: u32) -> Result<(), SysError> {
         match self.slots.get_mut(fd as usize).and_then(Option::take) {
@@ -389,15 +398,7 @@ impl Process {
         buf: u32,
     ) -> SysResult {
         let path = self.guest_path(path)?;
-        let host_dir = if path.as_bytes().is_empty() && flags & AT_EMPTY_PATH != 0 {
-            if dirfd as i32 == AT_FDCWD {
-                libc::AT_FDCWD
-            } else {
-                self.fds.host(dirfd)?
-            }
-        } else {
-            self.host_dirfd(dirfd, &path)?
-        };
+        let host_dir = self.host_dirfd(dirfd, &path)?;
         self.mem.check(buf, 256, perm::W)?;
         let mut out = [0u8; 256];
         // SAFETY: `path` is NUL-terminated and `out` is 256 bytes, the size of struct statx.
@@ -428,11 +429,7 @@ impl Process {
         let (host_dir, path) = match path {
             Some(p) => {
                 let path = self.guest_path(p)?;
-                let dir = if path.as_bytes().is_empty() && flags & AT_EMPTY_PATH != 0 {
-                    self.fds.host(dirfd)?
-                } else {
-                    self.host_dirfd(dirfd, &path)?
-                };
+                let dir = self.host_dirfd(dirfd, &path)?;
                 (dir, path)
             }
             None => (self.fds.host(dirfd)?, CString::default()),
@@ -626,11 +623,7 @@ impl Process {
         flags: u32,
     ) -> SysResult {
         let path = self.guest_path(path)?;
-        let dir = if path.as_bytes().is_empty() && flags & AT_EMPTY_PATH != 0 {
-            self.fds.host(dirfd)?
-        } else {
-            self.host_dirfd(dirfd, &path)?
-        };
+        let dir = self.host_dirfd(dirfd, &path)?;
         // SAFETY: NUL-terminated path.
         host_result(unsafe { libc::fchownat(dir, path.as_ptr(), uid, gid, flags as i32) } as i64)
     }

@@ -8,7 +8,7 @@ use crate::exec::platform::{Resume, Stop};
 use crate::isa::{decode, insn_len, Op};
 
 use super::mem::perm;
-use super::syscall::sig;
+use super::signal::sig;
 use super::{fatal_signal, Process};
 
 /// What the trapping instruction does.

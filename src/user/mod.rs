@@ -1,7 +1,13 @@
 //! User-mode Linux process emulation (`rv32vm run prog.elf args...`, like `qemu-riscv32`): a
 //! static RV32 Linux ELF runs in U-mode on the engine; its ecalls are Linux syscalls served by
-//! the host, its misaligned accesses are emulated as the kernel would, and its faults end it
-//! with the signal a real process would die of.
+//! the host, its misaligned accesses are emulated as the kernel would, signals reach its
+//! handlers (or kill it as they would a real process), fork forks the host process and execve
+//! loads the new program in place.
+//!
+//! Modules: `mem` (guest address space and page permissions), `loader` + `stack` (ELF
+//! segments, initial stack and auxv), `syscall` (dispatch and small calls), `fs` (fd table,
+//! file calls), `mman` (brk/mmap family), `signal`, `proc` (clone/execve/wait),
+//! `misaligned` (load/store emulation).
 //!
 //! Address-space layout (all guest virtual):
 //!
@@ -18,6 +24,7 @@ mod mem;
 mod misaligned;
 mod mman;
 mod proc;
+mod signal;
 mod stack;
 mod syscall;
 
@@ -34,8 +41,8 @@ use crate::exec::{Engine, EngineConfig};
 use fs::FdTable;
 use mem::{perm, GuestMemory};
 use mman::{Brk, SharedFileMap};
+use signal::{code, sig, signal_name, SigInfo, SignalState};
 use stack::{at, StackContents};
-use syscall::{sig, signal_name, SignalState};
 
 /// End of the user address space (Linux rv32 TASK_SIZE).
 pub const TASK_SIZE: u32 = 0xc000_0000;
@@ -47,6 +54,9 @@ pub const STACK_SIZE: u32 = 8 << 20;
 pub const MMAP_TOP: u32 = STACK_TOP - STACK_SIZE - (16 << 20);
 /// Lowest address mmap hands out or accepts with MAP_FIXED (vm.mmap_min_addr).
 pub const MMAP_MIN: u32 = 0x1_0000;
+/// The page holding the signal-return trampoline (`li a7, 139; ecall`) that handlers return
+/// to (Linux uses the vDSO for this; we have none). It lies in the gap below the stack.
+pub const SIGRETURN_TRAMPOLINE: u32 = MMAP_TOP;
 /// Where a static-pie program is loaded.
 pub const PIE_BASE: u32 = 0x0040_0000;
 
@@ -54,7 +64,7 @@ pub const PIE_BASE: u32 = 0x0040_0000;
 pub struct UserOptions {
     /// The static RV32 Linux ELF executable.
     pub program: PathBuf,
-    /// Arguments after argv[0] (argv[0] is `program` as given).
+    /// Arguments after `argv[0]` (`argv[0]` is `program` as given).
     pub args: Vec<String>,
     /// Perform misaligned loads/stores directly instead of trapping and emulating them.
     pub allow_misaligned: bool,
@@ -122,6 +132,11 @@ pub fn run(opts: UserOptions) -> Result<i32, UserError> {
             if !message.is_empty() {
                 eprintln!("{message}");
             }
+            if process.forked {
+                // A guest parent waits for this process: die of the signal itself so the
+                // parent's wait status says "killed by signal", as on Linux (qemu does this).
+                signal::die_of_signal(status - 128);
+            }
             status
         }
     })
@@ -158,6 +173,8 @@ pub struct Process {
     thread_name: [u8; 16],
     /// Code memory changed during the current trap: tell the engine to drop decoded blocks.
     flush_code: bool,
+    /// This host process was forked by the guest (its parent is a guest process).
+    forked: bool,
 }
 
 impl Process {
@@ -169,71 +186,20 @@ impl Process {
             path: path.clone(),
             source,
         })?;
-        let elf = ElfFile::parse(&bytes).map_err(|source| UserError::Elf {
-            path: path.clone(),
-            source,
-        })?;
-        let mut mem = GuestMemory::new().map_err(UserError::Reserve)?;
-        let image =
-            loader::load(&mut mem, &elf, PIE_BASE, MMAP_TOP).map_err(|e| UserError::Layout {
-                path: path.clone(),
-                vaddr: e.vaddr,
-            })?;
-
-        let stack_bottom = STACK_TOP - STACK_SIZE;
-        mem.map(stack_bottom, STACK_SIZE as u64, perm::R | perm::W);
         let program = path.as_os_str().as_encoded_bytes().to_vec();
         let mut args = vec![program.clone()];
         args.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
-        let env = guest_environment();
-        let mut random = [0u8; 16];
-        if syscall::fill_random(&mut random).is_err() {
-            tracing::warn!("no host randomness for AT_RANDOM; using zeros");
-        }
-        let ids = syscall::host_ids();
-        let auxv = [
-            (at::PHDR, image.phdr),
-            (at::PHENT, elf.phentsize as u32),
-            (at::PHNUM, elf.phnum as u32),
-            (at::PAGESZ, 4096),
-            (at::BASE, 0),
-            (at::FLAGS, 0),
-            (at::ENTRY, image.entry),
-            (at::UID, ids[0]),
-            (at::EUID, ids[1]),
-            (at::GID, ids[2]),
-            (at::EGID, ids[3]),
-            (at::SECURE, 0),
-            (at::HWCAP, stack::HWCAP_IMAFDC),
-            (at::CLKTCK, 100),
-        ];
-        let contents = StackContents {
-            args: &args,
-            env: &env,
-            execfn: &program,
-            auxv: &auxv,
-            random,
-        };
-        // Like Linux, argv and envp may use at most a quarter of the stack.
-        let sp = stack::build(&mut mem, STACK_TOP, STACK_TOP - STACK_SIZE / 4, &contents)
-            .map_err(|_| UserError::ArgumentsTooLong)?;
+        let image = load_program(path, &bytes, &args, &guest_environment(), &program)?;
 
         let mut hart = Hart::new();
-        hart.prv = Priv::User;
-        hart.pc = image.entry;
-        hart.x[2] = sp;
-        hart.csr.mstatus = (hart.csr.mstatus & !MSTATUS_FS) | MSTATUS_FS_INITIAL;
-        // Let U-mode read cycle, time and instret, as qemu-user does.
-        hart.csr.mcounteren = 7;
-        hart.csr.scounteren = 7;
-
+        image.start(&mut hart);
         let exe_path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         let process = Process {
-            mem,
+            mem: image.mem,
             fds: FdTable::with_std_streams(),
             brk: Brk {
-                start: image.end,
-                current: image.end,
+                start: image.brk,
+                current: image.brk,
             },
             shared_maps: Vec::new(),
             signals: SignalState::default(),
@@ -243,6 +209,7 @@ impl Process {
             rlimits: [None; 16],
             thread_name: name_of(path),
             flush_code: false,
+            forked: false,
         };
         Ok((process, hart))
     }
@@ -251,6 +218,101 @@ impl Process {
     pub fn brk(&self) -> u32 {
         self.brk.current
     }
+}
+
+/// A freshly loaded program: its address space and where to start.
+pub(crate) struct LoadedProgram {
+    mem: GuestMemory,
+    entry: u32,
+    sp: u32,
+    brk: u32,
+}
+
+impl LoadedProgram {
+    /// Reset `hart` to the program's initial state: U-mode at the entry point, every register
+    /// zero but sp, FP enabled (FS = Initial), counters readable.
+    fn start(&self, hart: &mut Hart) {
+        hart.x = [0; 32];
+        hart.f = [0; 32];
+        hart.fflags = 0;
+        hart.frm = 0;
+        hart.reservation = None;
+        hart.prv = Priv::User;
+        hart.pc = self.entry;
+        hart.x[2] = self.sp;
+        hart.csr.mstatus = (hart.csr.mstatus & !MSTATUS_FS) | MSTATUS_FS_INITIAL;
+        // Let U-mode read cycle, time and instret, as qemu-user does.
+        hart.csr.mcounteren = 7;
+        hart.csr.scounteren = 7;
+        hart.tlb.flush();
+    }
+}
+
+/// Load the ELF program `bytes` (read from `path`) into a new address space with the signal
+/// trampoline, a stack holding `args`, `env` and the auxiliary vector.
+pub(crate) fn load_program(
+    path: &Path,
+    bytes: &[u8],
+    args: &[Vec<u8>],
+    env: &[Vec<u8>],
+    execfn: &[u8],
+) -> Result<LoadedProgram, UserError> {
+    let elf = ElfFile::parse(bytes).map_err(|source| UserError::Elf {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut mem = GuestMemory::new().map_err(UserError::Reserve)?;
+    let image =
+        loader::load(&mut mem, &elf, PIE_BASE, MMAP_TOP).map_err(|e| UserError::Layout {
+            path: path.to_path_buf(),
+            vaddr: e.vaddr,
+        })?;
+
+    mem.map(SIGRETURN_TRAMPOLINE, 4096, perm::R | perm::X);
+    // li a7, 139 (rt_sigreturn); ecall
+    let trampoline = [0x08b0_0893u32, 0x0000_0073];
+    let code: Vec<u8> = trampoline.iter().flat_map(|w| w.to_le_bytes()).collect();
+    mem.write_initial(SIGRETURN_TRAMPOLINE, &code);
+
+    let stack_bottom = STACK_TOP - STACK_SIZE;
+    mem.map(stack_bottom, STACK_SIZE as u64, perm::R | perm::W);
+    let mut random = [0u8; 16];
+    if syscall::fill_random(&mut random).is_err() {
+        tracing::warn!("no host randomness for AT_RANDOM; using zeros");
+    }
+    let ids = syscall::host_ids();
+    let auxv = [
+        (at::PHDR, image.phdr),
+        (at::PHENT, elf.phentsize as u32),
+        (at::PHNUM, elf.phnum as u32),
+        (at::PAGESZ, 4096),
+        (at::BASE, 0),
+        (at::FLAGS, 0),
+        (at::ENTRY, image.entry),
+        (at::UID, ids[0]),
+        (at::EUID, ids[1]),
+        (at::GID, ids[2]),
+        (at::EGID, ids[3]),
+        (at::SECURE, 0),
+        (at::HWCAP, stack::HWCAP_IMAFDC),
+        (at::CLKTCK, 100),
+    ];
+    let contents = StackContents {
+        args,
+        env,
+        execfn,
+        auxv: &auxv,
+        random,
+    };
+    // Like Linux, argv and envp may use at most a quarter of the stack.
+    let sp = stack::build(&mut mem, STACK_TOP, STACK_TOP - STACK_SIZE / 4, &contents)
+        .map_err(|_| UserError::ArgumentsTooLong)?;
+    Ok(LoadedProgram {
+        mem,
+        entry: image.entry,
+        sp,
+        brk: image.end,
+    })
 }
 
 /// The first 15 bytes of the program's file name (the initial comm / PR_GET_NAME).
@@ -327,15 +389,48 @@ impl Platform for Process {
             Some(
                 LoadPageFault | StorePageFault | InsnPageFault | LoadAccessFault | StoreAccessFault
                 | InsnAccessFault,
-            ) => Err(fatal_signal(sig::SIGSEGV, pc, Some(trap.tval))),
-            Some(InsnMisaligned) => Err(fatal_signal(sig::SIGBUS, pc, Some(trap.tval))),
-            Some(Breakpoint) => Err(fatal_signal(sig::SIGTRAP, pc, None)),
+            ) => {
+                let info = SigInfo {
+                    code: signal::segv_code(self.mem.page_perm(trap.tval)),
+                    word0: trap.tval,
+                    word1: 0,
+                };
+                let fatal = fatal_signal(sig::SIGSEGV, pc, Some(trap.tval));
+                self.fault_signal(hart, sig::SIGSEGV, info, fatal)
+                    .map(|()| Resume::Continue)
+            }
+            Some(InsnMisaligned) => {
+                let info = SigInfo {
+                    code: code::BUS_ADRALN,
+                    word0: trap.tval,
+                    word1: 0,
+                };
+                let fatal = fatal_signal(sig::SIGBUS, pc, Some(trap.tval));
+                self.fault_signal(hart, sig::SIGBUS, info, fatal)
+                    .map(|()| Resume::Continue)
+            }
+            Some(Breakpoint) => {
+                let info = SigInfo {
+                    code: code::TRAP_BRKPT,
+                    word0: pc,
+                    word1: 0,
+                };
+                let fatal = fatal_signal(sig::SIGTRAP, pc, None);
+                self.fault_signal(hart, sig::SIGTRAP, info, fatal)
+                    .map(|()| Resume::Continue)
+            }
             Some(IllegalInsn) => {
-                let mut stop = fatal_signal(sig::SIGILL, pc, None);
-                if let Stop::Fatal { message, .. } = &mut stop {
+                let mut fatal = fatal_signal(sig::SIGILL, pc, None);
+                if let Stop::Fatal { message, .. } = &mut fatal {
                     message.push_str(&format!(" (insn {:#010x})", trap.tval));
                 }
-                Err(stop)
+                let info = SigInfo {
+                    code: code::ILL_ILLOPC,
+                    word0: pc,
+                    word1: 0,
+                };
+                self.fault_signal(hart, sig::SIGILL, info, fatal)
+                    .map(|()| Resume::Continue)
             }
             _ => {
                 tracing::warn!(
@@ -346,6 +441,15 @@ impl Platform for Process {
                 Err(fatal_signal(sig::SIGILL, pc, None))
             }
         }
+    }
+
+    /// Host signals for guest handlers are delivered here (one relaxed load when none).
+    #[inline(always)]
+    fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
+        if !signal::host_signal_waiting() {
+            return None;
+        }
+        self.deliver_pending(hart).err()
     }
 
     fn allow_misaligned(&self) -> bool {

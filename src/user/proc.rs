@@ -1,12 +1,24 @@
-//! Process creation and reaping: fork-style `clone` forks the host process (the whole VM, guest
-//! memory included, as qemu-user does), and `wait4` waits for those host children, whose exit
-//! statuses are the guest children's. Threads (CLONE_VM without CLONE_VFORK, CLONE_THREAD) are
-//! not supported.
+//! Process creation, replacement and reaping: fork-style `clone` forks the host process (the
+//! whole VM, guest memory included, as qemu-user does); `execve` of a RISC-V program (or a
+//! `#!` script whose interpreter is one) replaces the guest image in place, as the kernel does;
+//! `wait4`/`waitid` wait for the host children, whose exit statuses are the guest children's.
+//! Threads (CLONE_VM without CLONE_VFORK, CLONE_THREAD) are not supported.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use crate::cpu::Hart;
 
-use super::syscall::{errno, host_result, last_errno, rusage_bytes, SysResult};
-use super::Process;
+use super::syscall::{errno, host_result, last_errno, rusage_bytes, SysError, SysResult};
+use super::{load_program, name_of, Process, UserError};
+
+/// Longest single argv/envp string (MAX_ARG_STRLEN).
+const MAX_ARG_STRLEN: usize = 128 * 1024;
+/// Most argv + envp entries we accept (the stack limit applies first in practice).
+const MAX_ARG_STRINGS: usize = 1 << 17;
+/// Bytes of a `#!` line the kernel looks at (BINPRM_BUF_SIZE).
+const SHEBANG_MAX: usize = 256;
 
 const CLONE_VM: u32 = 0x100;
 const CLONE_VFORK: u32 = 0x4000;
@@ -49,6 +61,7 @@ impl Process {
         }
         if pid == 0 {
             self.pid = std::process::id();
+            self.forked = true;
             if stack != 0 {
                 hart.x[2] = stack;
             }
@@ -96,6 +109,86 @@ impl Process {
             }
         }
         Ok(child)
+    }
+
+    /// Read a NULL-terminated guest array of string pointers (argv, envp); NULL means empty.
+    fn read_string_array(&self, va: u32) -> Result<Vec<Vec<u8>>, SysError> {
+        let mut out = Vec::new();
+        if va == 0 {
+            return Ok(out);
+        }
+        loop {
+            let ptr = self.mem.read_u32(va.wrapping_add(4 * out.len() as u32))?;
+            if ptr == 0 {
+                return Ok(out);
+            }
+            if out.len() >= MAX_ARG_STRINGS {
+                return Err(errno(libc::E2BIG));
+            }
+            let s = self
+                .mem
+                .read_cstr(ptr, MAX_ARG_STRLEN)?
+                .ok_or(errno(libc::E2BIG))?;
+            out.push(s);
+        }
+    }
+
+    /// `execve(path, argv, envp)`. On success the hart starts the new program (and decoded
+    /// code must be flushed); on failure nothing changed.
+    pub(super) fn sys_execve(
+        &mut self,
+        hart: &mut Hart,
+        path: u32,
+        argv: u32,
+        envp: u32,
+    ) -> Result<(), SysError> {
+        let given = self
+            .mem
+            .read_cstr(path, 4095)?
+            .ok_or(errno(libc::ENAMETOOLONG))?;
+        let host_path = self.guest_path(path)?;
+        let mut args = self.read_string_array(argv)?;
+        let env = self.read_string_array(envp)?;
+        let file = PathBuf::from(OsStr::from_bytes(host_path.as_bytes()));
+        let mut bytes = read_executable(&file)?;
+        let mut program = file.clone();
+        if bytes.starts_with(b"#!") {
+            let (interp, arg) = parse_shebang(&bytes).ok_or(errno(libc::ENOEXEC))?;
+            let mut new_args = vec![interp.clone()];
+            new_args.extend(arg);
+            new_args.push(given.clone());
+            new_args.extend(args.into_iter().skip(1));
+            args = new_args;
+            program = PathBuf::from(OsStr::from_bytes(&interp));
+            bytes = read_executable(&program)?;
+            if bytes.starts_with(b"#!") {
+                return Err(errno(libc::ENOEXEC));
+            }
+        }
+        let image = load_program(&program, &bytes, &args, &env, &given).map_err(|e| {
+            tracing::warn!("execve: {e}");
+            match e {
+                UserError::ArgumentsTooLong => errno(libc::E2BIG),
+                UserError::Reserve(_) => errno(libc::ENOMEM),
+                UserError::Read { source, .. } => errno(source.raw_os_error().unwrap_or(libc::EIO)),
+                UserError::Elf { .. } | UserError::Layout { .. } => errno(libc::ENOEXEC),
+            }
+        })?;
+
+        // The point of no return: the old image goes away.
+        self.write_back_all();
+        image.start(hart);
+        self.brk = super::mman::Brk {
+            start: image.brk,
+            current: image.brk,
+        };
+        self.mem = image.mem;
+        self.fds.close_on_exec();
+        self.reset_signals_for_exec();
+        self.exe_path = std::fs::canonicalize(&program).unwrap_or(program);
+        self.thread_name = name_of(Path::new(OsStr::from_bytes(&given)));
+        self.flush_code = true;
+        Ok(())
     }
 
     /// `waitid(idtype, id, siginfo*, options, rusage*)`.
@@ -158,4 +251,62 @@ fn siginfo_child_bytes(host: &libc::siginfo_t) -> [u8; 128] {
         out[off..off + 4].copy_from_slice(&bytes);
     }
     out
+}
+
+/// Read a file the guest wants to execute, with the kernel's checks: it must be a regular file
+/// the caller may execute.
+fn read_executable(path: &Path) -> Result<Vec<u8>, SysError> {
+    let io_errno = |e: std::io::Error| errno(e.raw_os_error().unwrap_or(libc::EIO));
+    let meta = std::fs::metadata(path).map_err(io_errno)?;
+    if !meta.is_file() {
+        return Err(errno(libc::EACCES));
+    }
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| errno(libc::ENOENT))?;
+    // SAFETY: NUL-terminated path; access has no memory effects.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(last_errno());
+    }
+    std::fs::read(path).map_err(io_errno)
+}
+
+/// The interpreter and optional single argument of a `#!` line (None if malformed).
+fn parse_shebang(bytes: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let head = &bytes[2..bytes.len().min(SHEBANG_MAX)];
+    let line = match head.iter().position(|&b| b == b'\n') {
+        Some(end) => &head[..end],
+        None if bytes.len() <= SHEBANG_MAX => head,
+        None => return None,
+    };
+    let is_space = |b: &u8| *b == b' ' || *b == b'\t' || *b == b'\r';
+    let start = line.iter().position(|b| !is_space(b))?;
+    let line = &line[start..];
+    let end = line.iter().position(is_space).unwrap_or(line.len());
+    let interp = line[..end].to_vec();
+    let rest = &line[end..];
+    let arg = rest.iter().position(|b| !is_space(b)).map(|s| {
+        let r = &rest[s..];
+        let e = r.iter().rposition(|b| !is_space(b)).map_or(0, |e| e + 1);
+        r[..e].to_vec()
+    });
+    Some((interp, arg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebang_lines() {
+        assert_eq!(
+            parse_shebang(b"#!/bin/sh\necho"),
+            Some((b"/bin/sh".to_vec(), None))
+        );
+        assert_eq!(
+            parse_shebang(b"#! /usr/bin/env  python3 -u \r\n"),
+            Some((b"/usr/bin/env".to_vec(), Some(b"python3 -u".to_vec())))
+        );
+        assert_eq!(parse_shebang(b"#!\n"), None);
+        let long = [b"#!/".as_slice(), &[b'x'; 300]].concat();
+        assert_eq!(parse_shebang(&long), None);
+    }
 }

@@ -8,6 +8,7 @@ use crate::cpu::Hart;
 use crate::exec::platform::Stop;
 
 use super::mem::{perm, Fault};
+use super::signal;
 use super::Process;
 
 /// Syscall numbers (asm-generic, as used by riscv32).
@@ -55,6 +56,8 @@ pub mod nr {
     pub const EXIT_GROUP: u32 = 94;
     pub const WAITID: u32 = 95;
     pub const SET_TID_ADDRESS: u32 = 96;
+    pub const GETITIMER: u32 = 102;
+    pub const SETITIMER: u32 = 103;
     pub const SET_ROBUST_LIST: u32 = 99;
     pub const SCHED_SETAFFINITY: u32 = 122;
     pub const SCHED_GETAFFINITY: u32 = 123;
@@ -64,7 +67,10 @@ pub mod nr {
     pub const TGKILL: u32 = 131;
     pub const SIGALTSTACK: u32 = 132;
     pub const RT_SIGACTION: u32 = 134;
+    pub const RT_SIGSUSPEND: u32 = 133;
     pub const RT_SIGPROCMASK: u32 = 135;
+    pub const RT_SIGPENDING: u32 = 136;
+    pub const RT_SIGRETURN: u32 = 139;
     pub const TIMES: u32 = 153;
     pub const SETPGID: u32 = 154;
     pub const GETPGID: u32 = 155;
@@ -111,6 +117,7 @@ pub mod nr {
     pub const CLOCK_GETRES_TIME64: u32 = 406;
     pub const CLOCK_NANOSLEEP_TIME64: u32 = 407;
     pub const UTIMENSAT_TIME64: u32 = 412;
+    pub const PSELECT6_TIME64: u32 = 413;
     pub const PPOLL_TIME64: u32 = 414;
     pub const FUTEX_TIME64: u32 = 422;
     pub const CLONE3: u32 = 435;
@@ -163,111 +170,6 @@ fn pair(lo: u32, hi: u32) -> i64 {
     ((hi as u64) << 32 | lo as u64) as i64
 }
 
-/// Signal numbers used here (asm-generic, same as the host).
-pub mod sig {
-    pub const SIGILL: i32 = 4;
-    pub const SIGTRAP: i32 = 5;
-    pub const SIGBUS: i32 = 7;
-    pub const SIGKILL: i32 = 9;
-    pub const SIGSEGV: i32 = 11;
-    pub const SIGPIPE: i32 = 13;
-    pub const SIGCHLD: i32 = 17;
-    pub const SIGCONT: i32 = 18;
-    pub const SIGSTOP: i32 = 19;
-    pub const SIGTSTP: i32 = 20;
-    pub const SIGTTIN: i32 = 21;
-    pub const SIGTTOU: i32 = 22;
-    pub const SIGURG: i32 = 23;
-    pub const SIGWINCH: i32 = 28;
-    /// Highest signal number.
-    pub const NSIG: i32 = 64;
-}
-
-/// The conventional name of a signal for messages.
-pub fn signal_name(signo: i32) -> String {
-    const NAMES: [&str; 31] = [
-        "SIGHUP",
-        "SIGINT",
-        "SIGQUIT",
-        "SIGILL",
-        "SIGTRAP",
-        "SIGABRT",
-        "SIGBUS",
-        "SIGFPE",
-        "SIGKILL",
-        "SIGUSR1",
-        "SIGSEGV",
-        "SIGUSR2",
-        "SIGPIPE",
-        "SIGALRM",
-        "SIGTERM",
-        "SIGSTKFLT",
-        "SIGCHLD",
-        "SIGCONT",
-        "SIGSTOP",
-        "SIGTSTP",
-        "SIGTTIN",
-        "SIGTTOU",
-        "SIGURG",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGWINCH",
-        "SIGIO",
-        "SIGPWR",
-        "SIGSYS",
-    ];
-    match signo {
-        1..=31 => NAMES[signo as usize - 1].to_string(),
-        _ => format!("signal {signo}"),
-    }
-}
-
-/// Recorded signal dispositions and mask. Signals are never delivered to guest handlers: the
-/// state only answers the guest's queries and decides what a self-sent signal does.
-#[derive(Debug)]
-pub struct SignalState {
-    /// Raw guest `struct sigaction` (handler, flags, 64-bit mask: 16 bytes) per signal.
-    actions: Vec<[u8; 16]>,
-    /// Blocked signals (bit n-1 for signal n).
-    pub mask: u64,
-    /// Signals sent to ourselves while blocked (bit n-1 for signal n).
-    pub pending: u64,
-}
-
-impl Default for SignalState {
-    fn default() -> Self {
-        SignalState {
-            actions: vec![[0u8; 16]; sig::NSIG as usize + 1],
-            mask: 0,
-            pending: 0,
-        }
-    }
-}
-
-/// SIG_DFL / SIG_IGN handler values.
-const SIG_DFL: u32 = 0;
-const SIG_IGN: u32 = 1;
-
-impl SignalState {
-    /// The handler word of `signo` (SIG_DFL, SIG_IGN or a guest address).
-    pub fn handler(&self, signo: i32) -> u32 {
-        self.actions
-            .get(signo as usize)
-            .map_or(SIG_DFL, |a| u32::from_le_bytes([a[0], a[1], a[2], a[3]]))
-    }
-}
-
-/// Whether the default action of `signo` ignores it (or stops, which we treat alike).
-fn default_ignored(signo: i32) -> bool {
-    use sig::*;
-    matches!(
-        signo,
-        SIGCHLD | SIGCONT | SIGURG | SIGWINCH | SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU
-    )
-}
-
 /// The guest `struct utsname`: six 65-byte fields.
 fn encode_utsname() -> Vec<u8> {
     // SAFETY: all-zero is a valid utsname; uname fills it.
@@ -303,22 +205,42 @@ fn long32(v: i64) -> [u8; 4] {
 
 impl Process {
     /// Run the syscall the hart asked for (pc at the ecall). On return a0 holds the result and
-    /// pc points after the ecall.
+    /// pc points after the ecall, unless a signal handler was entered (then the hart is at the
+    /// handler, and an interrupted SA_RESTART syscall will run again when it returns).
     pub(super) fn syscall(&mut self, hart: &mut Hart) -> Result<(), Stop> {
         let number = hart.x[17];
+        if number == nr::RT_SIGRETURN {
+            return self.sigreturn(hart);
+        }
         let a = [
             hart.x[10], hart.x[11], hart.x[12], hart.x[13], hart.x[14], hart.x[15],
         ];
-        let result = self.dispatch(hart, number, a);
-        tracing::trace!(number, ?a, ?result, "syscall");
-        let value = match result {
-            Ok(v) => v,
-            Err(SysError::Errno(e)) => (-e) as u32,
-            Err(SysError::Stop(stop)) => return Err(stop),
+        let result = if number == nr::EXECVE {
+            match self.sys_execve(hart, a[0], a[1], a[2]) {
+                Ok(()) => return self.deliver_pending(hart),
+                Err(e) => Err(e),
+            }
+        } else {
+            self.dispatch(hart, number, a)
         };
-        hart.set_reg(10, value);
-        hart.pc = hart.pc.wrapping_add(4);
-        Ok(())
+        tracing::trace!(number, ?a, ?result, "syscall");
+        match result {
+            Err(SysError::Errno(libc::EINTR))
+                if signal::restartable(number) && self.restart_interrupted() =>
+            {
+                // Leave pc at the ecall and a0 untouched: it runs again after the handler.
+            }
+            Ok(v) => {
+                hart.set_reg(10, v);
+                hart.pc = hart.pc.wrapping_add(4);
+            }
+            Err(SysError::Errno(e)) => {
+                hart.set_reg(10, (-e) as u32);
+                hart.pc = hart.pc.wrapping_add(4);
+            }
+            Err(SysError::Stop(stop)) => return Err(stop),
+        }
+        self.deliver_pending(hart)
     }
 
     fn dispatch(&mut self, hart: &mut Hart, number: u32, a: [u32; 6]) -> SysResult {
@@ -422,7 +344,11 @@ impl Process {
             TGKILL => self.sys_tkill(a[1] as i32, a[2] as i32),
             RT_SIGACTION => self.sys_rt_sigaction(a[0] as i32, a[1], a[2], a[3]),
             RT_SIGPROCMASK => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
-            SIGALTSTACK => self.sys_sigaltstack(a[1]),
+            SIGALTSTACK => self.sys_sigaltstack(hart, a[0], a[1]),
+            RT_SIGSUSPEND => self.sys_rt_sigsuspend(a[0], a[1]),
+            RT_SIGPENDING => self.sys_rt_sigpending(a[0], a[1]),
+            GETITIMER => self.sys_itimer(a[0], 0, a[1]),
+            SETITIMER => self.sys_itimer(a[0], a[1], a[2]),
             UNAME => {
                 self.mem.write(a[0], &encode_utsname())?;
                 Ok(0)
@@ -443,7 +369,7 @@ impl Process {
             FUTEX_TIME64 => self.sys_futex(a[0], a[1], a[2], a[3]),
             MEMBARRIER | RSEQ | RISCV_HWPROBE => Err(errno(libc::ENOSYS)),
             WAITID => self.sys_waitid(a[0], a[1], a[2], a[3], a[4]),
-            CLONE3 | EXECVE => {
+            CLONE3 => {
                 tracing::warn!(number, "not supported in user mode");
                 Err(errno(libc::ENOSYS))
             }
@@ -452,21 +378,6 @@ impl Process {
                 Err(errno(libc::ENOSYS))
             }
         }
-    }
-
-    /// A write that failed with EPIPE raises SIGPIPE, which kills the guest unless it ignores,
-    /// handles or blocks it (the host itself ignores SIGPIPE, so we only see the EPIPE).
-    fn check_pipe(&self, r: SysResult) -> SysResult {
-        if matches!(r, Err(SysError::Errno(libc::EPIPE)))
-            && self.signals.handler(sig::SIGPIPE) == SIG_DFL
-            && self.signals.mask & (1 << (sig::SIGPIPE - 1)) == 0
-        {
-            return Err(SysError::Stop(Stop::Fatal {
-                status: 128 + sig::SIGPIPE,
-                message: String::new(),
-            }));
-        }
-        r
     }
 
     fn sys_getpgid_sid(&mut self, pid: u32, sid: bool) -> SysResult {
@@ -484,136 +395,47 @@ impl Process {
         host_result(r as i64)
     }
 
-    /// A signal sent to ourselves: ignored, left pending while blocked, or fatal (there is no
-    /// handler delivery).
-    fn signal_self(&mut self, signo: i32) -> SysResult {
-        if !(0..=sig::NSIG).contains(&signo) {
+    /// getitimer (`new` = 0) / setitimer with the rv32 `struct itimerval` (two 32-bit timevals).
+    fn sys_itimer(&mut self, which: u32, new: u32, old: u32) -> SysResult {
+        if which > 2 {
             return Err(errno(libc::EINVAL));
         }
-        if signo == 0 {
-            return Ok(0);
-        }
-        let bit = 1u64 << (signo - 1);
-        if self.signals.mask & bit != 0 && signo != sig::SIGKILL && signo != sig::SIGSTOP {
-            self.signals.pending |= bit;
-            return Ok(0);
-        }
-        self.deliver(signo)?;
-        Ok(0)
-    }
-
-    /// Act on an unblocked signal: its default action or SIG_IGN. A guest handler cannot run,
-    /// so the signal is dropped with a warning.
-    fn deliver(&mut self, signo: i32) -> Result<(), SysError> {
-        let handler = self.signals.handler(signo);
-        if signo != sig::SIGKILL && signo != sig::SIGSTOP {
-            if handler == SIG_IGN || (handler == SIG_DFL && default_ignored(signo)) {
-                return Ok(());
-            }
-            if handler != SIG_DFL {
-                tracing::warn!(
-                    signo,
-                    handler,
-                    "signal handlers are not run in user mode; signal dropped"
-                );
-                return Ok(());
-            }
-        }
-        Err(SysError::Stop(Stop::Fatal {
-            status: 128 + signo,
-            message: format!("rv32vm: guest killed by {}", signal_name(signo)),
-        }))
-    }
-
-    /// Deliver pending signals the mask no longer blocks.
-    fn deliver_unblocked(&mut self) -> Result<(), SysError> {
-        let mut ready = self.signals.pending & !self.signals.mask;
-        self.signals.pending &= self.signals.mask;
-        while ready != 0 {
-            let signo = ready.trailing_zeros() as i32 + 1;
-            ready &= ready - 1;
-            self.deliver(signo)?;
-        }
-        Ok(())
-    }
-
-    fn sys_kill(&mut self, pid: i32, signo: i32) -> SysResult {
-        if pid == 0 || pid == self.pid as i32 {
-            return self.signal_self(signo);
-        }
-        if pid > 0 {
-            // Another host process: a real process could signal it too.
-            // SAFETY: kill has no memory effects.
-            return host_result(unsafe { libc::kill(pid, signo) } as i64);
-        }
-        tracing::warn!(pid, signo, "kill of a process group refused");
-        Err(errno(libc::EPERM))
-    }
-
-    fn sys_tkill(&mut self, tid: i32, signo: i32) -> SysResult {
-        if tid == self.pid as i32 {
-            self.signal_self(signo)
-        } else {
-            Err(errno(libc::ESRCH))
-        }
-    }
-
-    fn sys_rt_sigaction(&mut self, signo: i32, act: u32, old: u32, sigsetsize: u32) -> SysResult {
-        if sigsetsize != 8 || !(1..=sig::NSIG).contains(&signo) {
-            return Err(errno(libc::EINVAL));
-        }
-        let mut new = [0u8; 16];
-        if act != 0 {
-            if signo == sig::SIGKILL || signo == sig::SIGSTOP {
-                return Err(errno(libc::EINVAL));
-            }
-            self.mem.read(act, &mut new)?;
-        }
-        if old != 0 {
-            let prev = self.signals.actions[signo as usize];
-            self.mem.write(old, &prev)?;
-        }
-        if act != 0 {
-            self.signals.actions[signo as usize] = new;
-        }
-        Ok(0)
-    }
-
-    fn sys_rt_sigprocmask(&mut self, how: u32, set: u32, old: u32, sigsetsize: u32) -> SysResult {
-        const SIG_BLOCK: u32 = 0;
-        const SIG_UNBLOCK: u32 = 1;
-        const SIG_SETMASK: u32 = 2;
-        if sigsetsize != 8 {
-            return Err(errno(libc::EINVAL));
-        }
-        let new = if set != 0 {
-            Some(self.mem.read_u64(set)?)
-        } else {
-            None
+        let to_host = |w: [u32; 4]| libc::itimerval {
+            it_interval: libc::timeval {
+                tv_sec: w[0] as i32 as i64,
+                tv_usec: w[1] as i32 as i64,
+            },
+            it_value: libc::timeval {
+                tv_sec: w[2] as i32 as i64,
+                tv_usec: w[3] as i32 as i64,
+            },
         };
+        // SAFETY: all-zero is a valid itimerval.
+        let mut prev: libc::itimerval = unsafe { std::mem::zeroed() };
+        let r = if new != 0 {
+            let mut w = [0u32; 4];
+            for (i, v) in w.iter_mut().enumerate() {
+                *v = self.mem.read_u32(new.wrapping_add(4 * i as u32))?;
+            }
+            let value = to_host(w);
+            // SAFETY: valid pointers to initialised itimervals.
+            unsafe { libc::setitimer(which as _, &value, &mut prev) }
+        } else {
+            // SAFETY: valid out-pointer.
+            unsafe { libc::getitimer(which as _, &mut prev) }
+        };
+        host_result(r as i64)?;
         if old != 0 {
-            self.mem.write_u64(old, self.signals.mask)?;
-        }
-        if let Some(s) = new {
-            // SIGKILL and SIGSTOP cannot be blocked.
-            let s = s & !(1 << (sig::SIGKILL - 1) | 1 << (sig::SIGSTOP - 1));
-            self.signals.mask = match how {
-                SIG_BLOCK => self.signals.mask | s,
-                SIG_UNBLOCK => self.signals.mask & !s,
-                SIG_SETMASK => s,
-                _ => return Err(errno(libc::EINVAL)),
-            };
-            self.deliver_unblocked()?;
-        }
-        Ok(0)
-    }
-
-    fn sys_sigaltstack(&mut self, old: u32) -> SysResult {
-        const SS_DISABLE: u32 = 2;
-        if old != 0 {
-            // stack_t {void *ss_sp; int ss_flags; size_t ss_size}
-            let mut b = [0u8; 12];
-            b[4..8].copy_from_slice(&SS_DISABLE.to_le_bytes());
+            let mut b = [0u8; 16];
+            let t = [
+                prev.it_interval.tv_sec,
+                prev.it_interval.tv_usec,
+                prev.it_value.tv_sec,
+                prev.it_value.tv_usec,
+            ];
+            for (i, v) in t.iter().enumerate() {
+                b[4 * i..4 * i + 4].copy_from_slice(&long32(*v));
+            }
             self.mem.write(old, &b)?;
         }
         Ok(0)
@@ -792,7 +614,15 @@ impl Process {
         Ok(4)
     }
 
-    fn sys_getrandom(&mut self, buf: u32, len: u32, _flags: u32) -> SysResult {
+    fn sys_getrandom(&mut self, buf: u32, len: u32, flags: u32) -> SysResult {
+        const GRND_NONBLOCK: u32 = 1;
+        const GRND_RANDOM: u32 = 2;
+        const GRND_INSECURE: u32 = 4;
+        if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0
+            || flags & (GRND_RANDOM | GRND_INSECURE) == GRND_RANDOM | GRND_INSECURE
+        {
+            return Err(errno(libc::EINVAL));
+        }
         let len = len.min(32 << 20);
         let out = self.mem.slice_mut(buf, len)?;
         fill_random(out).map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
@@ -973,11 +803,5 @@ mod tests {
         assert_eq!(u.len(), 390);
         assert_eq!(&u[..6], b"Linux\0");
         assert_eq!(&u[4 * 65..4 * 65 + 8], b"riscv32\0");
-    }
-
-    #[test]
-    fn signal_names() {
-        assert_eq!(signal_name(11), "SIGSEGV");
-        assert_eq!(signal_name(6), "SIGABRT");
     }
 }

@@ -460,3 +460,234 @@ fn dup3_and_fcntl_follow_the_fd_table() {
     assert_eq!(ok(sys(&mut p, &mut h, nr::DUP, &[7])), 3);
     assert_eq!(ok(sys(&mut p, &mut h, nr::DUP, &[99])), -libc::EBADF);
 }
+
+#[test]
+fn handler_runs_and_sigreturn_restores_the_context() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let act = mmap_anon(&mut p, &mut h, 0, 0x1000, 3, 0) as u32;
+    // handler 0x11000, flags SA_SIGINFO, empty mask
+    p.mem.write_u32(act, 0x11000).expect("write");
+    p.mem.write_u32(act + 4, 4).expect("write");
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::RT_SIGACTION, &[10, act, 0, 8])),
+        0
+    );
+    h.x[9] = 0x5555;
+    h.f[3] = 0x1234_5678;
+    let pid = p.pid;
+    let pc_before = h.pc;
+    let sp_before = h.x[2];
+    // kill(getpid(), SIGUSR1): the handler is entered at syscall return.
+    h.x[10] = pid;
+    h.x[11] = 10;
+    h.x[17] = nr::KILL;
+    assert!(p
+        .handle_trap(&mut h, Trap::new(Exception::EcallFromU, 0))
+        .is_ok());
+    assert_eq!(h.pc, 0x11000);
+    assert_eq!(h.x[10], 10);
+    assert_eq!(h.x[1], SIGRETURN_TRAMPOLINE);
+    assert!(h.x[2] < sp_before && h.x[2] % 16 == 0);
+    assert_eq!(p.mem.read_u32(h.x[11]), Ok(10), "siginfo.si_signo");
+    assert_eq!(p.mem.read_u32(h.x[11] + 12), Ok(pid), "siginfo.si_pid");
+    // The handler clobbers registers, then returns through the trampoline.
+    h.x[9] = 0;
+    h.f[3] = 0;
+    h.pc = SIGRETURN_TRAMPOLINE + 4;
+    h.x[17] = 139;
+    assert!(p
+        .handle_trap(&mut h, Trap::new(Exception::EcallFromU, 0))
+        .is_ok());
+    assert_eq!(h.pc, pc_before + 4, "back after the kill ecall");
+    assert_eq!(h.x[10], 0, "kill's result");
+    assert_eq!(h.x[9], 0x5555);
+    assert_eq!(h.f[3], 0x1234_5678);
+    assert_eq!(h.x[2], sp_before);
+    assert_eq!(p.signals.mask, 0, "mask restored");
+}
+
+#[test]
+fn trampoline_is_li_a7_139_ecall() {
+    let (mut p, mut h, _elf) = start(&[]);
+    assert!(can(&mut p, &mut h, SIGRETURN_TRAMPOLINE, Access::Execute));
+    let insn = crate::isa::decode(p.mem.read_u32(SIGRETURN_TRAMPOLINE).expect("mapped"));
+    assert_eq!(
+        (insn.op, insn.rd, insn.rs1, insn.imm),
+        (crate::isa::Op::Addi, 17, 0, 139)
+    );
+    let ecall = crate::isa::decode(p.mem.read_u32(SIGRETURN_TRAMPOLINE + 4).expect("mapped"));
+    assert_eq!(ecall.op, crate::isa::Op::Ecall);
+}
+
+/// Place `insn` in a fresh executable page, point pc at it and a1 at a data buffer whose
+/// byte i is 0x10 + i; raise `cause` for `a1 + offset`.
+fn misaligned(
+    insn: u32,
+    cause: Exception,
+    offset: u32,
+) -> (Process, Hart, u32, Result<Resume, Stop>) {
+    let (mut p, mut h, _elf) = start(&[]);
+    // Fixed addresses with unmapped pages after each.
+    let code = mmap_anon(&mut p, &mut h, 0x2000_0000, 0x1000, 7, 0x10) as u32;
+    p.mem.write_u32(code, insn).expect("write");
+    let data = mmap_anon(&mut p, &mut h, 0x3000_0000, 0x1000, 3, 0x10) as u32;
+    let bytes: Vec<u8> = (0..32).map(|i| 0x10 + i as u8).collect();
+    p.mem.write(data, &bytes).expect("write");
+    h.pc = code;
+    h.x[11] = data;
+    let r = p.handle_trap(&mut h, Trap::new(cause, data + offset));
+    (p, h, data, r)
+}
+
+#[test]
+fn misaligned_loads_are_emulated() {
+    // lw a0, 1(a1)
+    let (_p, h, _, r) = misaligned(0x0015_a503, Exception::LoadMisaligned, 1);
+    assert_eq!(r, Ok(Resume::Continue));
+    assert_eq!(h.x[10], 0x1413_1211);
+    assert_eq!(h.pc % 4096, 4);
+    // lh a0, 1(a1) of 0x8f.. sign-extends; put a negative halfword first.
+    let (mut p, mut h, data, _) = misaligned(0x0015_9503, Exception::LoadMisaligned, 1);
+    p.mem.write(data + 1, &[0x34, 0x92]).expect("write");
+    h.pc -= 4;
+    let r = p.handle_trap(&mut h, Trap::new(Exception::LoadMisaligned, data + 1));
+    assert_eq!(r, Ok(Resume::Continue));
+    assert_eq!(h.x[10], 0xffff_9234);
+    // lhu a0, 1(a1)
+    let (_p, h, _, _) = misaligned(0x0015_d503, Exception::LoadMisaligned, 1);
+    assert_eq!(h.x[10], 0x1211);
+    // flw f1, 1(a1): NaN-boxed, FS dirty.
+    let (_p, h, _, _) = misaligned(0x0015_a087, Exception::LoadMisaligned, 1);
+    assert_eq!(h.f[1], 0xffff_ffff_1413_1211);
+    assert_eq!(h.csr.mstatus & MSTATUS_FS, MSTATUS_FS);
+}
+
+#[test]
+fn misaligned_stores_are_emulated() {
+    // sw a2, 1(a1)
+    let (mut p, mut h, data, _) = misaligned(0x00c5_a0a3, Exception::StoreMisaligned, 1);
+    h.pc -= 4;
+    h.x[12] = 0xa1b2_c3d4;
+    let r = p.handle_trap(&mut h, Trap::new(Exception::StoreMisaligned, data + 1));
+    assert_eq!(r, Ok(Resume::Continue));
+    assert_eq!(
+        p.mem.slice(data, 6).expect("read"),
+        &[0x10, 0xd4, 0xc3, 0xb2, 0xa1, 0x15]
+    );
+    // fsd f1, 3(a1)
+    let (mut p, mut h, data, _) = misaligned(0x0015_b1a7, Exception::StoreMisaligned, 3);
+    h.pc -= 4;
+    h.f[1] = 0x0102_0304_0506_0708;
+    let r = p.handle_trap(&mut h, Trap::new(Exception::StoreMisaligned, data + 3));
+    assert_eq!(r, Ok(Resume::Continue));
+    assert_eq!(p.mem.read_u64(data + 3), Ok(0x0102_0304_0506_0708));
+}
+
+#[test]
+fn misaligned_faults_and_atomics_are_fatal() {
+    // amoadd.w a0, a2, (a1) at a misaligned address: SIGBUS.
+    let (_p, _h, _, r) = misaligned(0x00c5_a52f, Exception::StoreMisaligned, 1);
+    assert!(matches!(r, Err(Stop::Fatal { status: 135, .. })), "{r:?}");
+    // lw a0, 1(a1) straddling into an unmapped page: SIGSEGV.
+    let (_p, _h, _, r) = misaligned(0x0015_a503, Exception::LoadMisaligned, 0xffe);
+    assert!(matches!(r, Err(Stop::Fatal { status: 139, .. })), "{r:?}");
+}
+
+/// xorshift64*: deterministic randomness without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// Random arguments to syscalls that cannot block, sleep, signal or touch the host's files
+/// never panic (debug builds check every arithmetic overflow) and always return.
+#[test]
+fn random_syscall_arguments_never_panic() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let buf = mmap_anon(&mut p, &mut h, 0, 0x4000, 3, 0) as u32;
+    let safe = [
+        nr::BRK,
+        nr::MMAP2,
+        nr::MUNMAP,
+        nr::MPROTECT,
+        nr::MREMAP,
+        nr::MADVISE,
+        nr::MSYNC,
+        nr::UNAME,
+        nr::GETRANDOM,
+        nr::CLOCK_GETTIME64,
+        nr::CLOCK_GETRES_TIME64,
+        nr::STATX,
+        nr::FSTATAT64,
+        nr::FSTAT64,
+        nr::GETCWD,
+        nr::SYSINFO,
+        nr::TIMES,
+        nr::GETRUSAGE,
+        nr::PRLIMIT64,
+        nr::GETRLIMIT,
+        nr::SCHED_GETAFFINITY,
+        nr::RT_SIGPROCMASK,
+        nr::RT_SIGPENDING,
+        nr::SIGALTSTACK,
+        nr::CLOSE,
+        nr::GETDENTS64,
+        nr::READLINKAT,
+        nr::FACCESSAT,
+        nr::LLSEEK,
+        nr::PREAD64,
+        nr::READV,
+        nr::STATFS64,
+        nr::FSTATFS64,
+        nr::GETPID,
+        nr::PRCTL,
+        nr::FUTEX_TIME64,
+        nr::RT_SIGRETURN,
+        nr::RISCV_FLUSH_ICACHE,
+        4321,
+    ];
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for _ in 0..20_000 {
+        let number = safe[(rng.next() % safe.len() as u64) as usize];
+        let mut args = [0u32; 6];
+        for a in &mut args {
+            *a = match rng.next() % 6 {
+                0 => rng.next() as u32 % 8,
+                1 => buf + (rng.next() as u32 % 0x4000),
+                2 => u32::MAX - (rng.next() as u32 % 16),
+                3 => rng.next() as u32 & !0xfff,
+                _ => rng.next() as u32,
+            };
+        }
+        if matches!(number, nr::READV | nr::PREAD64 | nr::LLSEEK) && args[0] < 3 {
+            args[0] = 7; // never read or seek the test's own stdin/stdout/stderr
+        }
+        if number == nr::MMAP2 && args[4] < 3 {
+            args[4] = u32::MAX; // never map the test's own streams
+        }
+        if number == nr::FUTEX_TIME64 {
+            args[3] = 0; // no timed waits
+        }
+        if number == nr::RT_SIGPROCMASK {
+            args[0] = 0; // only block: nothing becomes deliverable
+        }
+        let pc = h.pc;
+        h.x[10..16].copy_from_slice(&args);
+        h.x[17] = number;
+        let r = p.handle_trap(&mut h, Trap::new(Exception::EcallFromU, 0));
+        if number == nr::RT_SIGRETURN {
+            // Restores a random context (or dies of SIGSEGV): start from a sane state again.
+            h.pc = 0x11000;
+            h.x[2] = STACK_TOP - 0x1000;
+            continue;
+        }
+        assert!(r.is_ok(), "syscall {number} {args:x?} stopped: {r:?}");
+        assert_eq!(h.pc, pc + 4);
+    }
+}

@@ -1,0 +1,777 @@
+//! Signals: dispositions, mask, pending set, and delivery to guest handlers with a Linux-layout
+//! signal frame (`siginfo` + riscv `ucontext`) and a `rt_sigreturn` trampoline.
+//!
+//! Sources of signals: the guest itself (kill/tkill/tgkill to its own pid, SIGPIPE on EPIPE),
+//! synchronous faults (SIGSEGV, SIGBUS, SIGILL, SIGTRAP), and the host (SIGCHLD from forked
+//! children, SIGINT, SIGALRM from setitimer, ...): for every signal the guest handles, a host
+//! handler sets a bit in [`HOST_PENDING`], which the run loop checks once per block.
+//!
+//! Delivery happens at syscall return, between blocks and on faults: one signal at a time, the
+//! hart is redirected to the handler with a0 = signo, a1 = &siginfo, a2 = &ucontext and ra = the
+//! trampoline (`li a7, 139; ecall`). A syscall interrupted by a handler with SA_RESTART is
+//! re-executed after the handler returns.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::cpu::Hart;
+use crate::exec::platform::Stop;
+
+use super::mem::perm;
+use super::syscall::{errno, nr, SysError, SysResult};
+use super::{Process, SIGRETURN_TRAMPOLINE};
+
+/// Signal numbers (asm-generic, the same on the host).
+pub mod sig {
+    pub const SIGILL: i32 = 4;
+    pub const SIGTRAP: i32 = 5;
+    pub const SIGBUS: i32 = 7;
+    pub const SIGFPE: i32 = 8;
+    pub const SIGKILL: i32 = 9;
+    pub const SIGSEGV: i32 = 11;
+    pub const SIGPIPE: i32 = 13;
+    pub const SIGCHLD: i32 = 17;
+    pub const SIGCONT: i32 = 18;
+    pub const SIGSTOP: i32 = 19;
+    pub const SIGTSTP: i32 = 20;
+    pub const SIGTTIN: i32 = 21;
+    pub const SIGTTOU: i32 = 22;
+    pub const SIGURG: i32 = 23;
+    pub const SIGWINCH: i32 = 28;
+    /// Highest signal number.
+    pub const NSIG: i32 = 64;
+}
+
+/// `si_code` values.
+pub mod code {
+    pub const SI_USER: i32 = 0;
+    pub const SI_TKILL: i32 = -6;
+    pub const SEGV_MAPERR: i32 = 1;
+    pub const SEGV_ACCERR: i32 = 2;
+    pub const BUS_ADRALN: i32 = 1;
+    pub const ILL_ILLOPC: i32 = 1;
+    pub const TRAP_BRKPT: i32 = 1;
+}
+
+const SIG_DFL: u32 = 0;
+const SIG_IGN: u32 = 1;
+
+const SA_SIGINFO: u32 = 4;
+const SA_ONSTACK: u32 = 0x0800_0000;
+const SA_RESTART: u32 = 0x1000_0000;
+const SA_NODEFER: u32 = 0x4000_0000;
+const SA_RESETHAND: u32 = 0x8000_0000;
+
+const SS_ONSTACK: u32 = 1;
+const SS_DISABLE: u32 = 2;
+const MINSIGSTKSZ: u32 = 2048;
+
+/// Signals raised on the host for signals the guest handles; bit n-1 for signal n.
+static HOST_PENDING: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn record_host_signal(signo: libc::c_int) {
+    if (1..=64).contains(&signo) {
+        HOST_PENDING.fetch_or(1 << (signo - 1), Ordering::SeqCst);
+    }
+}
+
+/// True if a host signal is waiting to be looked at (one relaxed load: the per-block check).
+#[inline(always)]
+pub fn host_signal_waiting() -> bool {
+    HOST_PENDING.load(Ordering::Relaxed) != 0
+}
+
+/// The mask bit of `signo`.
+const fn bit(signo: i32) -> u64 {
+    1 << (signo - 1)
+}
+
+/// Signals that can never be blocked, caught or ignored.
+const UNBLOCKABLE: u64 = bit(sig::SIGKILL) | bit(sig::SIGSTOP);
+
+/// The conventional name of a signal for messages.
+pub fn signal_name(signo: i32) -> String {
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    match signo {
+        1..=31 => NAMES[signo as usize - 1].to_string(),
+        _ => format!("signal {signo}"),
+    }
+}
+
+/// Whether the default action of `signo` ignores it (stop signals are treated alike: there is
+/// no job control here).
+fn default_ignored(signo: i32) -> bool {
+    use sig::*;
+    matches!(
+        signo,
+        SIGCHLD | SIGCONT | SIGURG | SIGWINCH | SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU
+    )
+}
+
+/// Signals whose host disposition follows the guest's. Synchronous fault signals stay with the
+/// host (they would be our own crashes), SIGPIPE stays ignored (EPIPE is turned into a guest
+/// SIGPIPE instead), SIGKILL/SIGSTOP cannot be caught.
+fn mirrored_on_host(signo: i32) -> bool {
+    use sig::*;
+    !matches!(
+        signo,
+        SIGILL | SIGTRAP | SIGBUS | SIGFPE | SIGKILL | SIGSEGV | SIGPIPE | SIGSTOP
+    ) && (1..=31).contains(&signo)
+}
+
+/// A guest `struct sigaction` (riscv: handler, flags, 64-bit mask).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SigAction {
+    pub handler: u32,
+    pub flags: u32,
+    pub mask: u64,
+}
+
+impl SigAction {
+    fn from_bytes(b: &[u8; 16]) -> SigAction {
+        let w = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        SigAction {
+            handler: w(0),
+            flags: w(4),
+            mask: w(8) as u64 | (w(12) as u64) << 32,
+        }
+    }
+
+    fn to_bytes(self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[0..4].copy_from_slice(&self.handler.to_le_bytes());
+        b[4..8].copy_from_slice(&self.flags.to_le_bytes());
+        b[8..16].copy_from_slice(&self.mask.to_le_bytes());
+        b
+    }
+}
+
+/// Details of one signal for the handler's siginfo.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SigInfo {
+    pub code: i32,
+    /// si_pid (kill) or si_addr (faults).
+    pub word0: u32,
+    /// si_uid (kill).
+    pub word1: u32,
+}
+
+/// Per-process signal state.
+#[derive(Debug)]
+pub struct SignalState {
+    actions: Vec<SigAction>,
+    /// Blocked signals.
+    pub mask: u64,
+    /// Raised but not yet delivered.
+    pub pending: u64,
+    /// siginfo of each pending signal (index signo).
+    info: Vec<SigInfo>,
+    /// The mask to restore after a handler, when a syscall (sigsuspend) changed it
+    /// temporarily.
+    saved_mask: Option<u64>,
+    /// sigaltstack: (base, size), if enabled.
+    alt_stack: Option<(u32, u32)>,
+}
+
+impl Default for SignalState {
+    fn default() -> Self {
+        SignalState {
+            actions: vec![SigAction::default(); sig::NSIG as usize + 1],
+            mask: 0,
+            pending: 0,
+            info: vec![SigInfo::default(); sig::NSIG as usize + 1],
+            saved_mask: None,
+            alt_stack: None,
+        }
+    }
+}
+
+impl SignalState {
+    /// The action of `signo`.
+    pub fn action(&self, signo: i32) -> SigAction {
+        self.actions
+            .get(signo as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// True if raising `signo` now would have no effect at all.
+    fn is_ignored(&self, signo: i32) -> bool {
+        let h = self.action(signo).handler;
+        signo != sig::SIGKILL && (h == SIG_IGN || (h == SIG_DFL && default_ignored(signo)))
+    }
+
+    /// Mark `signo` pending (ignored signals are discarded when raised, as on Linux).
+    pub fn raise(&mut self, signo: i32, info: SigInfo) {
+        if !(1..=sig::NSIG).contains(&signo) || self.is_ignored(signo) {
+            return;
+        }
+        self.pending |= bit(signo);
+        self.info[signo as usize] = info;
+    }
+
+    /// Move signals the host caught into the pending set.
+    fn collect_host(&mut self) {
+        let mut host = HOST_PENDING.swap(0, Ordering::SeqCst);
+        while host != 0 {
+            let signo = host.trailing_zeros() as i32 + 1;
+            host &= host - 1;
+            self.raise(signo, SigInfo::default());
+        }
+    }
+
+    /// The lowest pending signal `mask` does not block.
+    fn next_deliverable(&self, mask: u64) -> Option<i32> {
+        let ready = self.pending & !(mask & !UNBLOCKABLE);
+        (ready != 0).then(|| ready.trailing_zeros() as i32 + 1)
+    }
+}
+
+/// Byte offsets in the signal frame: siginfo (128 bytes) then the riscv `struct ucontext`.
+mod frame {
+    pub const SIGINFO: u32 = 0;
+    pub const UCONTEXT: u32 = 128;
+    pub const UC_STACK: u32 = UCONTEXT + 8;
+    pub const UC_SIGMASK: u32 = UCONTEXT + 20;
+    /// uc_mcontext: 16-byte aligned after 128 bytes reserved for the sigset.
+    pub const MC_GREGS: u32 = UCONTEXT + 160;
+    pub const MC_FREGS: u32 = MC_GREGS + 128;
+    pub const MC_FCSR: u32 = MC_FREGS + 256;
+    /// Whole frame: siginfo + ucontext (the FP area is sized for the Q extension, 528 bytes).
+    pub const SIZE: u32 = UCONTEXT + 160 + 128 + 528;
+}
+
+impl Process {
+    /// Raise a signal sent by the guest to itself.
+    pub(super) fn signal_self(&mut self, signo: i32, info: SigInfo) -> SysResult {
+        if !(0..=sig::NSIG).contains(&signo) {
+            return Err(errno(libc::EINVAL));
+        }
+        if signo == sig::SIGKILL {
+            return Err(SysError::Stop(killed_by(signo)));
+        }
+        if signo != 0 {
+            self.signals.raise(signo, info);
+        }
+        Ok(0)
+    }
+
+    /// siginfo for a signal the guest sends itself.
+    fn self_info(&self, code: i32) -> SigInfo {
+        SigInfo {
+            code,
+            word0: self.pid,
+            word1: super::syscall::host_ids()[0],
+        }
+    }
+
+    pub(super) fn sys_kill(&mut self, pid: i32, signo: i32) -> SysResult {
+        if pid == 0 || pid == self.pid as i32 {
+            let info = self.self_info(code::SI_USER);
+            return self.signal_self(signo, info);
+        }
+        if pid > 0 {
+            // Another host process (a forked guest child, or anything a real process could
+            // signal).
+            // SAFETY: kill has no memory effects.
+            return super::syscall::host_result(unsafe { libc::kill(pid, signo) } as i64);
+        }
+        tracing::warn!(pid, signo, "kill of a process group refused");
+        Err(errno(libc::EPERM))
+    }
+
+    pub(super) fn sys_tkill(&mut self, tid: i32, signo: i32) -> SysResult {
+        if tid == self.pid as i32 {
+            let info = self.self_info(code::SI_TKILL);
+            self.signal_self(signo, info)
+        } else {
+            Err(errno(libc::ESRCH))
+        }
+    }
+
+    /// A write that failed with EPIPE raises SIGPIPE (the host ignores its own SIGPIPE).
+    pub(super) fn check_pipe(&mut self, r: SysResult) -> SysResult {
+        if matches!(r, Err(SysError::Errno(libc::EPIPE))) {
+            let info = self.self_info(code::SI_USER);
+            self.signals.raise(sig::SIGPIPE, info);
+        }
+        r
+    }
+
+    pub(super) fn sys_rt_sigaction(
+        &mut self,
+        signo: i32,
+        act: u32,
+        old: u32,
+        size: u32,
+    ) -> SysResult {
+        if size != 8 || !(1..=sig::NSIG).contains(&signo) {
+            return Err(errno(libc::EINVAL));
+        }
+        let new = if act != 0 {
+            if signo == sig::SIGKILL || signo == sig::SIGSTOP {
+                return Err(errno(libc::EINVAL));
+            }
+            let mut b = [0u8; 16];
+            self.mem.read(act, &mut b)?;
+            Some(SigAction::from_bytes(&b))
+        } else {
+            None
+        };
+        if old != 0 {
+            let prev = self.signals.action(signo).to_bytes();
+            self.mem.write(old, &prev)?;
+        }
+        if let Some(action) = new {
+            self.signals.actions[signo as usize] = action;
+            if self.signals.is_ignored(signo) {
+                self.signals.pending &= !bit(signo);
+            }
+            mirror_on_host(signo, action.handler);
+        }
+        Ok(0)
+    }
+
+    pub(super) fn sys_rt_sigprocmask(
+        &mut self,
+        how: u32,
+        set: u32,
+        old: u32,
+        size: u32,
+    ) -> SysResult {
+        const SIG_BLOCK: u32 = 0;
+        const SIG_UNBLOCK: u32 = 1;
+        const SIG_SETMASK: u32 = 2;
+        if size != 8 {
+            return Err(errno(libc::EINVAL));
+        }
+        let new = if set != 0 {
+            Some(self.mem.read_u64(set)?)
+        } else {
+            None
+        };
+        if old != 0 {
+            self.mem.write_u64(old, self.signals.mask)?;
+        }
+        if let Some(s) = new {
+            let s = s & !UNBLOCKABLE;
+            self.signals.mask = match how {
+                SIG_BLOCK => self.signals.mask | s,
+                SIG_UNBLOCK => self.signals.mask & !s,
+                SIG_SETMASK => s,
+                _ => return Err(errno(libc::EINVAL)),
+            };
+        }
+        Ok(0)
+    }
+
+    pub(super) fn sys_rt_sigpending(&mut self, set: u32, size: u32) -> SysResult {
+        if size != 8 {
+            return Err(errno(libc::EINVAL));
+        }
+        self.signals.collect_host();
+        let pending = self.signals.pending & self.signals.mask;
+        self.mem.write_u64(set, pending)?;
+        Ok(0)
+    }
+
+    /// Wait with a temporary mask until a signal that is not ignored arrives; always -EINTR,
+    /// and the handler's frame restores the original mask.
+    pub(super) fn sys_rt_sigsuspend(&mut self, set: u32, size: u32) -> SysResult {
+        if size != 8 {
+            return Err(errno(libc::EINVAL));
+        }
+        let temp = self.mem.read_u64(set)? & !UNBLOCKABLE;
+        // Block every host signal while checking, then wait atomically with them unblocked, so
+        // a signal arriving between the check and the wait cannot be missed.
+        // SAFETY: sigset_t values are plain data initialised by sigfillset/sigprocmask; the
+        // calls only change this thread's signal mask.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut host_old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::sigprocmask(libc::SIG_BLOCK, &all, &mut host_old);
+            loop {
+                self.signals.collect_host();
+                if self.signals.next_deliverable(temp).is_some() {
+                    break;
+                }
+                libc::sigsuspend(&host_old);
+            }
+            libc::sigprocmask(libc::SIG_SETMASK, &host_old, std::ptr::null_mut());
+        }
+        self.signals.saved_mask = Some(self.signals.mask);
+        self.signals.mask = temp;
+        Err(errno(libc::EINTR))
+    }
+
+    pub(super) fn sys_sigaltstack(&mut self, hart: &Hart, new: u32, old: u32) -> SysResult {
+        let on_stack = self
+            .signals
+            .alt_stack
+            .is_some_and(|(base, size)| hart.x[2].wrapping_sub(base) < size);
+        if old != 0 {
+            // stack_t {void *ss_sp; int ss_flags; size_t ss_size}
+            let (base, size, flags) = match self.signals.alt_stack {
+                Some((b, s)) => (b, s, if on_stack { SS_ONSTACK } else { 0 }),
+                None => (0, 0, SS_DISABLE),
+            };
+            let mut b = [0u8; 12];
+            b[0..4].copy_from_slice(&base.to_le_bytes());
+            b[4..8].copy_from_slice(&flags.to_le_bytes());
+            b[8..12].copy_from_slice(&size.to_le_bytes());
+            self.mem.write(old, &b)?;
+        }
+        if new != 0 {
+            let mut b = [0u8; 12];
+            self.mem.read(new, &mut b)?;
+            let w = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+            let (base, flags, size) = (w(0), w(4), w(8));
+            if on_stack {
+                return Err(errno(libc::EPERM));
+            }
+            if flags & SS_DISABLE != 0 {
+                self.signals.alt_stack = None;
+            } else if flags & !SS_ONSTACK != 0 {
+                return Err(errno(libc::EINVAL));
+            } else if size < MINSIGSTKSZ {
+                return Err(errno(libc::ENOMEM));
+            } else {
+                self.signals.alt_stack = Some((base, size));
+            }
+        }
+        Ok(0)
+    }
+
+    /// execve: caught signals revert to their default action; ignored ones stay ignored; the
+    /// mask and pending signals are kept; the alternate stack is gone.
+    pub(super) fn reset_signals_for_exec(&mut self) {
+        for signo in 1..=sig::NSIG {
+            let a = &mut self.signals.actions[signo as usize];
+            if a.handler > SIG_IGN {
+                *a = SigAction::default();
+                mirror_on_host(signo, SIG_DFL);
+            }
+        }
+        self.signals.alt_stack = None;
+        self.signals.saved_mask = None;
+    }
+
+    /// `rt_sigreturn`: restore the context saved in the frame at sp.
+    pub(super) fn sigreturn(&mut self, hart: &mut Hart) -> Result<(), Stop> {
+        let frame = hart.x[2];
+        let pc = hart.pc;
+        let mut gregs = [0u8; 128];
+        let mut fregs = [0u8; 256];
+        let restored = self
+            .mem
+            .read(frame.wrapping_add(frame::MC_GREGS), &mut gregs)
+            .and_then(|()| {
+                self.mem
+                    .read(frame.wrapping_add(frame::MC_FREGS), &mut fregs)
+            })
+            .and_then(|()| {
+                Ok((
+                    self.mem.read_u32(frame.wrapping_add(frame::MC_FCSR))?,
+                    self.mem.read_u64(frame.wrapping_add(frame::UC_SIGMASK))?,
+                ))
+            });
+        let Ok((fcsr, mask)) = restored else {
+            return Err(super::fatal_signal(sig::SIGSEGV, pc, Some(frame)));
+        };
+        let word = |i: usize| {
+            u32::from_le_bytes([
+                gregs[i * 4],
+                gregs[i * 4 + 1],
+                gregs[i * 4 + 2],
+                gregs[i * 4 + 3],
+            ])
+        };
+        hart.pc = word(0);
+        for r in 1..32 {
+            hart.x[r] = word(r);
+        }
+        for (r, chunk) in fregs.chunks_exact(8).enumerate() {
+            hart.f[r] = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        }
+        hart.fflags = (fcsr & 0x1f) as u8;
+        hart.frm = (fcsr >> 5 & 7) as u8;
+        hart.reservation = None;
+        self.signals.mask = mask & !UNBLOCKABLE;
+        self.deliver_pending(hart)
+    }
+
+    /// Deliver the next deliverable signal, if any: a fatal default action stops the process,
+    /// a handler gets a frame and the hart jumps to it.
+    pub(super) fn deliver_pending(&mut self, hart: &mut Hart) -> Result<(), Stop> {
+        self.signals.collect_host();
+        loop {
+            let mask = self.signals.mask;
+            let Some(signo) = self.signals.next_deliverable(mask) else {
+                return Ok(());
+            };
+            self.signals.pending &= !bit(signo);
+            let action = self.signals.action(signo);
+            match action.handler {
+                SIG_IGN => continue,
+                SIG_DFL if default_ignored(signo) => continue,
+                SIG_DFL => return Err(killed_by(signo)),
+                _ => {
+                    let info = self.signals.info[signo as usize];
+                    return self.run_handler(hart, signo, action, info);
+                }
+            }
+        }
+    }
+
+    /// True if a signal that will run a SA_RESTART handler is about to be delivered (so an
+    /// interrupted syscall should be restarted rather than fail with EINTR).
+    pub(super) fn restart_interrupted(&mut self) -> bool {
+        self.signals.collect_host();
+        self.signals
+            .next_deliverable(self.signals.mask)
+            .is_some_and(|s| {
+                let a = self.signals.action(s);
+                a.handler > SIG_IGN && a.flags & SA_RESTART != 0
+            })
+    }
+
+    /// A synchronous fault: run the guest's handler if it has one and the signal is not
+    /// blocked; otherwise the process dies (`fatal` is the Stop to die with).
+    pub(super) fn fault_signal(
+        &mut self,
+        hart: &mut Hart,
+        signo: i32,
+        info: SigInfo,
+        fatal: Stop,
+    ) -> Result<(), Stop> {
+        let action = self.signals.action(signo);
+        if action.handler <= SIG_IGN || self.signals.mask & bit(signo) != 0 {
+            return Err(fatal);
+        }
+        self.run_handler(hart, signo, action, info)
+            .map_err(|_| fatal)
+    }
+
+    /// Build the signal frame on the guest stack and enter the handler.
+    fn run_handler(
+        &mut self,
+        hart: &mut Hart,
+        signo: i32,
+        action: SigAction,
+        info: SigInfo,
+    ) -> Result<(), Stop> {
+        let pc = hart.pc;
+        let sp = hart.x[2];
+        let stack_top = match self.signals.alt_stack {
+            Some((base, size))
+                if action.flags & SA_ONSTACK != 0 && sp.wrapping_sub(base) >= size =>
+            {
+                base.wrapping_add(size)
+            }
+            _ => sp,
+        };
+        let frame = stack_top.wrapping_sub(frame::SIZE) & !15;
+        let old_mask = self.signals.saved_mask.take().unwrap_or(self.signals.mask);
+
+        let mut f = vec![0u8; frame::SIZE as usize];
+        let mut put = |off: u32, bytes: &[u8]| {
+            f[off as usize..off as usize + bytes.len()].copy_from_slice(bytes);
+        };
+        put(frame::SIGINFO, &signo.to_le_bytes());
+        put(frame::SIGINFO + 8, &info.code.to_le_bytes());
+        put(frame::SIGINFO + 12, &info.word0.to_le_bytes());
+        put(frame::SIGINFO + 16, &info.word1.to_le_bytes());
+        if let Some((base, size)) = self.signals.alt_stack {
+            put(frame::UC_STACK, &base.to_le_bytes());
+            put(frame::UC_STACK + 8, &size.to_le_bytes());
+        } else {
+            put(frame::UC_STACK + 4, &SS_DISABLE.to_le_bytes());
+        }
+        put(frame::UC_SIGMASK, &old_mask.to_le_bytes());
+        put(frame::MC_GREGS, &pc.to_le_bytes());
+        for r in 1..32u32 {
+            put(frame::MC_GREGS + 4 * r, &hart.x[r as usize].to_le_bytes());
+        }
+        for r in 0..32u32 {
+            put(frame::MC_FREGS + 8 * r, &hart.f[r as usize].to_le_bytes());
+        }
+        put(frame::MC_FCSR, &hart.fcsr().to_le_bytes());
+        if self.mem.check(frame, frame::SIZE as u64, perm::W).is_err() {
+            // No room for the frame: the kernel kills with SIGSEGV.
+            return Err(super::fatal_signal(sig::SIGSEGV, pc, Some(frame)));
+        }
+        if self.mem.write(frame, &f).is_err() {
+            return Err(super::fatal_signal(sig::SIGSEGV, pc, Some(frame)));
+        }
+
+        let mut mask = old_mask | action.mask;
+        if action.flags & SA_NODEFER == 0 {
+            mask |= bit(signo);
+        }
+        self.signals.mask = mask & !UNBLOCKABLE;
+        if action.flags & SA_RESETHAND != 0 {
+            self.signals.actions[signo as usize].handler = SIG_DFL;
+            mirror_on_host(signo, SIG_DFL);
+        }
+        hart.x[10] = signo as u32;
+        // The frame was checked to lie below 4 GiB, so these offsets cannot wrap.
+        let siginfo = action.flags & SA_SIGINFO != 0;
+        hart.x[11] = if siginfo { frame + frame::SIGINFO } else { 0 };
+        hart.x[12] = if siginfo { frame + frame::UCONTEXT } else { 0 };
+        hart.x[1] = SIGRETURN_TRAMPOLINE;
+        hart.x[2] = frame;
+        hart.pc = action.handler & !1;
+        hart.reservation = None;
+        Ok(())
+    }
+}
+
+/// The Stop of a process killed by `signo`'s default action. A process killed by SIGPIPE dies
+/// quietly, as shells print nothing for it.
+pub fn killed_by(signo: i32) -> Stop {
+    Stop::Fatal {
+        status: 128 + signo,
+        message: if signo == sig::SIGPIPE {
+            String::new()
+        } else {
+            format!("rv32vm: guest killed by {}", signal_name(signo))
+        },
+    }
+}
+
+/// End this host process by signal `signo` (default action), without a core dump. Returns
+/// only if the signal does not kill (not a signal number, or one whose default is to ignore).
+pub fn die_of_signal(signo: i32) {
+    if !(1..=31).contains(&signo) || default_ignored(signo) {
+        return;
+    }
+    // SAFETY: plain libc calls on initialised values; after raise() the process is gone (the
+    // signal is unblocked and has its default, terminating action).
+    unsafe {
+        let no_core = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+        libc::signal(signo, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signo);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signo);
+    }
+}
+
+/// Make the host's disposition of `signo` follow the guest's handler value.
+fn mirror_on_host(signo: i32, handler: u32) {
+    if !mirrored_on_host(signo) {
+        return;
+    }
+    let host_handler = match handler {
+        SIG_DFL => libc::SIG_DFL,
+        SIG_IGN => libc::SIG_IGN,
+        _ => record_host_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+    };
+    // SAFETY: the handler only performs an atomic fetch_or (async-signal-safe); the sigaction
+    // struct is fully initialised. No SA_RESTART: interrupted host syscalls return EINTR so the
+    // guest's own SA_RESTART choice decides.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = host_handler;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(signo, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Whether an interrupted syscall `number` may be restarted (see signal(7): sleeps, waits for
+/// signals and poll-style calls always fail with EINTR).
+pub fn restartable(number: u32) -> bool {
+    !matches!(
+        number,
+        nr::RT_SIGSUSPEND | nr::PPOLL_TIME64 | nr::PSELECT6_TIME64 | nr::CLOCK_NANOSLEEP_TIME64
+    )
+}
+
+/// The SIGSEGV si_code for a fault on `perm_bits` page permissions.
+pub fn segv_code(perm_bits: u8) -> i32 {
+    if perm_bits & perm::MAPPED == 0 {
+        code::SEGV_MAPERR
+    } else {
+        code::SEGV_ACCERR
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sigaction_round_trip() {
+        let a = SigAction {
+            handler: 0x1234,
+            flags: SA_SIGINFO | SA_RESTART,
+            mask: 0x8000_0000_0000_0001,
+        };
+        assert_eq!(SigAction::from_bytes(&a.to_bytes()), a);
+    }
+
+    #[test]
+    fn frame_layout_matches_riscv_ucontext() {
+        // uc_mcontext is 16-byte aligned within the frame; the frame keeps sp 16-byte aligned.
+        assert_eq!(frame::MC_GREGS % 16, 0);
+        assert_eq!(frame::MC_FREGS % 16, 0);
+        assert_eq!(frame::SIZE % 16, 0);
+    }
+
+    #[test]
+    fn raise_discards_ignored_signals() {
+        const SIGINT: i32 = 2;
+        let mut s = SignalState::default();
+        s.raise(sig::SIGCHLD, SigInfo::default());
+        assert_eq!(s.pending, 0, "SIGCHLD is ignored by default");
+        s.raise(SIGINT, SigInfo::default());
+        assert_eq!(s.pending, bit(SIGINT));
+        s.mask = bit(SIGINT);
+        assert_eq!(s.next_deliverable(s.mask), None);
+        assert_eq!(s.next_deliverable(0), Some(SIGINT));
+    }
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(11), "SIGSEGV");
+        assert_eq!(signal_name(6), "SIGABRT");
+        assert_eq!(signal_name(40), "signal 40");
+    }
+}
