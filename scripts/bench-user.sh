@@ -4,11 +4,13 @@
 # Checks that every run prints the same checksums as qemu, then prints a table of the best
 # wall time of N runs and the ratio rv32vm/qemu (lower is better for rv32vm).
 #
-# Usage: scripts/bench-user.sh [--runs N] [--scale S] [--tiers "interp t1 t2"] [--no-build]
+# Usage: scripts/bench-user.sh [--runs N] [--scale S] [--tiers "interp t1 t2"] [--sections]
+#                                [--no-build]
 #   --runs N     timed runs per runner, best one counts (default 3)
 #   --scale S    work multiplier passed to the benchmark (default 1: a few seconds in qemu)
 #   --tiers LIST tiers to try (default: interp t1 t2; tiers the binary rejects are skipped
 #                and reported as such)
+#   --sections   also time each benchmark section on its own (int vs fp breakdown)
 #   --no-build   do not run cargo build --release / build-guest.sh
 # Environment: CARGO_TARGET_DIR is honoured for finding the release binary.
 set -euo pipefail
@@ -18,13 +20,15 @@ runs=3
 scale=1
 tiers="interp t1 t2"
 build=1
+per_section=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --scale) scale="$2"; shift 2 ;;
     --tiers) tiers="$2"; shift 2 ;;
+    --sections) per_section=1; shift ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-user.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -106,4 +110,30 @@ done
 printf '%-22s %10s %10s  %s\n' "runner" "time" "vs qemu" "check"
 printf '%-22s %9.3fs %9.2fx  %s\n' "qemu-riscv32" "$qemu_time" 1 "reference"
 for row in "${rows[@]}"; do echo "$row"; done
+
+if [ $per_section = 1 ]; then
+    echo
+    echo "per section (best of $runs, seconds; ratio rv32vm/qemu in parentheses):"
+    available=()
+    for tier in $tiers; do
+        "$rv32vm" run --tier "$tier" -- "$bench" 1 crc32 >/dev/null 2>&1 && available+=("$tier")
+    done
+    header=$(printf '%-8s %10s' "section" "qemu")
+    for tier in "${available[@]}"; do header+=$(printf ' %20s' "$tier"); done
+    echo "$header"
+    for section in crc32 muldiv sieve qsort nbody matmul float; do
+        q=$(best_time "q-$section" qemu-riscv32 "$bench" "$scale" "$section")
+        line=$(printf '%-8s %9.3fs' "$section" "$q")
+        for tier in "${available[@]}"; do
+            if t=$(best_time "$tier-$section" "$rv32vm" run --tier "$tier" -- "$bench" "$scale" "$section"); then
+                cmp -s "$work/$tier-$section.out" "$work/q-$section.out" || status=1
+                line+=$(printf ' %9.3fs (%6.2fx)' "$t" "$(echo "$t / $q" | bc -l)")
+            else
+                line+=$(printf ' %20s' FAILED)
+                status=1
+            fi
+        done
+        echo "$line"
+    done
+fi
 exit $status

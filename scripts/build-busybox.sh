@@ -3,11 +3,12 @@
 # package with zig as the C compiler. Output: target/busybox/busybox.
 # Configuration: tests/busybox/busybox.config, a fragment applied on top of `make allnoconfig`.
 #
-# Needs python3 -m ziglang (pip install ziglang), make and gcc (host tools) and dpkg-dev.
-# The source comes from `apt-get source busybox` (a deb-src entry is added and apt-get update
-# run when needed: that part needs root). Non-interactive (CI=true). Reproducible: the binary
-# depends only on the source, the fragment and the zig version (SOURCE_DATE_EPOCH from the
-# Debian changelog, fixed build paths, KBUILD_BUILD_* fixed).
+# Needs python3 -m ziglang (pip install ziglang). Missing host tools (make, gcc, dpkg-dev, ...)
+# are installed with apt-get when running as root. The source comes from `apt-get source
+# busybox` (a deb-src entry is added and apt-get update run when needed: that needs root).
+# Non-interactive (CI=true). Reproducible: the binary depends only on the source, the fragment
+# and the zig version (SOURCE_DATE_EPOCH from the Debian changelog, fixed build paths,
+# KBUILD_BUILD_* fixed); two clean builds give the same sha256.
 #
 # Usage: scripts/build-busybox.sh [--force]
 set -euo pipefail
@@ -27,9 +28,26 @@ die() {
 
 python3 -m ziglang version >/dev/null 2>&1 ||
     die "zig is not available as 'python3 -m ziglang'. Install it with: pip install ziglang"
-for tool in make gcc; do
-    command -v "$tool" >/dev/null || die "'$tool' is missing (apt-get install -y build-essential)"
-done
+
+export DEBIAN_FRONTEND=noninteractive
+apt_updated=0
+# apt_install PACKAGE...: install Debian packages (root only), running apt-get update once.
+apt_install() {
+    [ "$(id -u)" = 0 ] || die "missing Debian packages: $* (run: apt-get install -y $*)"
+    if [ $apt_updated = 0 ]; then
+        apt-get update -q
+        apt_updated=1
+    fi
+    apt-get install -y -q --no-install-recommends "$@"
+}
+# Host tools: make and gcc build kconfig; bzip2/xz unpack the source package.
+missing_packages=()
+command -v make >/dev/null || missing_packages+=(make)
+command -v gcc >/dev/null || missing_packages+=(gcc libc6-dev)
+command -v bzip2 >/dev/null || missing_packages+=(bzip2)
+command -v xz >/dev/null || missing_packages+=(xz-utils)
+command -v dpkg-source >/dev/null || missing_packages+=(dpkg-dev)
+[ ${#missing_packages[@]} = 0 ] || apt_install "${missing_packages[@]}"
 
 # Everything the binary depends on besides the source, hashed for the up-to-date check.
 stamp_input() {
@@ -45,19 +63,15 @@ if [ $force = 0 ] && [ -x "$out_dir/busybox" ] && [ -f "$out_dir/.stamp" ] &&
     exit 0
 fi
 start_time=$(date +%s)
-export DEBIAN_FRONTEND=noninteractive
 
 # --- 1. Source: apt-get source busybox (dpkg-source applies Debian's patches). --------------
 find_src() {
-    find "$src_root" -mindepth 1 -maxdepth 1 -type d -name 'busybox-*' 2>/dev/null | sort | tail -n1
+    [ -d "$src_root" ] || return 0
+    find "$src_root" -mindepth 1 -maxdepth 1 -type d -name 'busybox-*' | sort | tail -n1
 }
 src_dir="$(find_src)"
 if [ -z "$src_dir" ]; then
     [ "$(id -u)" = 0 ] || die "fetching the busybox source needs root (apt-get); run once as root"
-    if ! command -v dpkg-source >/dev/null; then
-        apt-get update -q
-        apt-get install -y -q --no-install-recommends dpkg-dev
-    fi
     if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
         log "adding a deb-src entry: /etc/apt/sources.list.d/debsrc.sources"
         cat >/etc/apt/sources.list.d/debsrc.sources <<'SRC'
@@ -74,7 +88,7 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
     fi
-    # Always refresh: the deb-src index may never have been fetched on a fresh machine.
+    # Refresh (again) after adding deb-src: its index may never have been fetched.
     apt-get update -q
     mkdir -p "$src_root"
     (cd "$src_root" && apt-get source -q busybox)

@@ -24,7 +24,7 @@ export ZIG_GLOBAL_CACHE_DIR="${ZIG_GLOBAL_CACHE_DIR:-$repo/target/zig-cache}"
 export ZIG_LOCAL_CACHE_DIR="${ZIG_LOCAL_CACHE_DIR:-$repo/target/zig-cache}"
 
 base_flags=(-target riscv32-linux-musl -O2 -static -g0 -Wall -Wno-unused-result
-    -fno-stack-protector -ffile-prefix-map="$repo"=.)
+    -fno-stack-protector "-ffile-prefix-map=$repo=.")
 
 if [ $# -gt 0 ]; then
     sources=()

@@ -13,7 +13,7 @@ mod guest_harness;
 use std::ffi::OsString;
 use std::path::Path;
 
-use guest_harness::{build_busybox, compare_with_qemu, repo_root, GuestRun};
+use guest_harness::{build_busybox, compare_with_qemu, repo_root, ExpectedEnd, GuestRun};
 
 /// Compares `busybox ARGS...` between qemu and every tier, after `setup` prepared each fresh
 /// run directory.
@@ -29,7 +29,7 @@ fn compare_busybox(name: &str, args: &[&str], setup: &dyn Fn(&Path), expected_ex
         program: busybox,
         args: args.iter().map(OsString::from).collect(),
         setup,
-        expected_exit,
+        expected_end: ExpectedEnd::Exit(expected_exit),
         env: Vec::new(),
     };
     compare_with_qemu(&guest, common::TIERS, false);
@@ -70,7 +70,9 @@ fn ls_created_dir() {
 #[test]
 fn md5sum_file() {
     let setup = |dir: &Path| {
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        let data: Vec<u8> = (0..100_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
         write_file(&dir.join("data.bin"), &data);
     };
     compare_busybox("md5sum", &["md5sum", "data.bin"], &setup, 0);
@@ -79,5 +81,10 @@ fn md5sum_file() {
 /// A failing applet: exit status and stdout (empty) must match too.
 #[test]
 fn failing_applet_status() {
-    compare_busybox("cat_missing", &["sh", "-c", "cat missing-file; echo status=$?; exit 5"], &|_| {}, 5);
+    compare_busybox(
+        "cat_missing",
+        &["sh", "-c", "cat missing-file; echo status=$?; exit 5"],
+        &|_| {},
+        5,
+    );
 }

@@ -132,11 +132,10 @@ pub fn run(opts: UserOptions) -> Result<i32, UserError> {
             if !message.is_empty() {
                 eprintln!("{message}");
             }
-            if process.forked {
-                // A guest parent waits for this process: die of the signal itself so the
-                // parent's wait status says "killed by signal", as on Linux (qemu does this).
-                signal::die_of_signal(status - 128);
-            }
+            // Die of the signal itself, as qemu-riscv32 does, so whoever waits for us (a shell,
+            // a guest parent after fork) sees "killed by signal", as on Linux. Returns only
+            // for statuses that are not signal deaths.
+            signal::die_of_signal(status - 128);
             status
         }
     })

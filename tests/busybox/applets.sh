@@ -4,6 +4,7 @@
 # numbers or the work directory's path. Each section starts with a "== name" line so a
 # divergence is easy to place.
 
+# shellcheck shell=sh disable=SC2050,SC2157,SC3043 # constant tests and `local` are the point here
 set -u
 umask 022
 work="${1:?usage: busybox sh applets.sh WORKDIR}"

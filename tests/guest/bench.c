@@ -32,7 +32,7 @@ static uint32_t bench_crc32(void) {
         buf[i] = (uint8_t)xorshift32(&seed);
     crc_init();
     uint32_t crc = 0xffffffffu;
-    for (int pass = 0; pass < 120 * scale; pass++) {
+    for (int pass = 0; pass < 300 * scale; pass++) {
         for (size_t i = 0; i < sizeof buf; i++)
             crc = crc_table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
         buf[pass % sizeof buf] ^= (uint8_t)crc;
@@ -43,7 +43,7 @@ static uint32_t bench_crc32(void) {
 static uint32_t bench_muldiv(void) {
     uint32_t acc = 12345, seed = 7;
     int32_t sacc = -987;
-    for (int i = 0; i < 3000000 * scale; i++) {
+    for (int i = 0; i < 8000000 * scale; i++) {
         uint32_t r = xorshift32(&seed) | 1;
         acc = acc * r + (acc / (r >> 20 | 1)) + acc % 1000003u;
         sacc = sacc / (int32_t)((r & 0xff) | 1) * 3 + (int32_t)(r >> 16) - sacc % 97;

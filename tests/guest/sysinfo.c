@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
@@ -10,7 +11,8 @@
 #include <unistd.h>
 #include "guest_util.h"
 
-int main(void) {
+int main(int argc, char **argv) {
+    (void)argc;
     struct utsname u;
     check(uname(&u) == 0, "uname");
     printf("sysname=%s machine=%s\n", u.sysname, u.machine);
@@ -52,6 +54,14 @@ int main(void) {
 
     char host[256];
     check(gethostname(host, sizeof host) == 0, "gethostname");
+
+    /* /proc/self/exe names this program (emulators must show the guest, not themselves). */
+    char exe[4096], self[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n >= 0)
+        exe[n] = 0;
+    check(n > 0 && realpath(argv[0], self) && strcmp(exe, self) == 0,
+          "readlink(/proc/self/exe) is the program");
 
     /* An unknown syscall returns ENOSYS rather than killing the process. */
     long r = syscall(4000);

@@ -117,20 +117,33 @@ fn join_output(reader: Option<JoinHandle<Vec<u8>>>) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-/// Fails the test unless `qemu-riscv32` can be started.
-pub fn require_qemu() {
-    let found = Command::new("qemu-riscv32")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    assert!(
-        found,
-        "qemu-riscv32 (the reference for these comparisons) is not installed: \
-         apt-get install -y qemu-user"
-    );
+/// Finds `program` in this process's `PATH` (the guests run with a different `PATH`).
+fn find_in_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The `qemu-riscv32` binary; fails the test with an install hint if it is missing.
+pub fn require_qemu() -> PathBuf {
+    let qemu = find_in_path("qemu-riscv32");
+    let works = qemu.as_ref().is_some_and(|qemu| {
+        Command::new(qemu)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    });
+    match qemu {
+        Some(qemu) if works => qemu,
+        _ => panic!(
+            "qemu-riscv32 (the reference for these comparisons) is not installed: \
+             apt-get install -y qemu-user"
+        ),
+    }
 }
 
 /// Fails the test unless zig can be run as `python3 -m ziglang`.
@@ -256,7 +269,7 @@ impl Runner {
 
     fn command(&self, program: &Path, args: &[OsString]) -> Command {
         let mut command = match self {
-            Runner::Qemu => Command::new("qemu-riscv32"),
+            Runner::Qemu => Command::new(require_qemu()),
             Runner::Rv32vm {
                 tier,
                 allow_misaligned,
@@ -275,6 +288,25 @@ impl Runner {
     }
 }
 
+/// How a guest is expected to end under the reference emulator.
+#[derive(Clone, Copy, Debug)]
+pub enum ExpectedEnd {
+    /// `exit(code)`.
+    Exit(i32),
+    /// Terminated by this signal's default action.
+    Signal(i32),
+}
+
+impl ExpectedEnd {
+    /// The same wording as [`Outcome::end`].
+    pub fn describe(self) -> String {
+        match self {
+            ExpectedEnd::Exit(code) => format!("exit status {code}"),
+            ExpectedEnd::Signal(signal) => format!("killed by signal {signal}"),
+        }
+    }
+}
+
 /// One guest invocation to compare.
 pub struct GuestRun<'a> {
     /// Name used for scratch directories and messages.
@@ -286,8 +318,8 @@ pub struct GuestRun<'a> {
     pub args: Vec<OsString>,
     /// Called with the fresh scratch directory before each run (fixtures).
     pub setup: &'a dyn Fn(&Path),
-    /// Exit status the reference must produce (checks the oracle itself is sane).
-    pub expected_exit: i32,
+    /// How the reference run must end (checks the oracle itself is sane).
+    pub expected_end: ExpectedEnd,
     /// Extra environment variables (on top of a small fixed environment).
     pub env: Vec<(String, String)>,
 }
@@ -326,8 +358,8 @@ pub fn compare_with_qemu(guest: &GuestRun<'_>, tiers: &[&str], allow_misaligned:
     require_qemu();
     let reference = guest.run(&Runner::Qemu);
     assert_eq!(
-        reference.status.and_then(|status| status.code()),
-        Some(guest.expected_exit),
+        reference.end(),
+        guest.expected_end.describe(),
         "{}: the reference run under qemu-riscv32 did not end as expected ({}); \
          the guest program or the host setup is broken.\nstdout tail:\n{}\nstderr tail:\n{}",
         guest.name,
@@ -335,7 +367,11 @@ pub fn compare_with_qemu(guest: &GuestRun<'_>, tiers: &[&str], allow_misaligned:
         tail(&reference.stdout, 20),
         tail(&reference.stderr, 20)
     );
-    assert!(!reference.stdout.is_empty(), "{}: qemu-riscv32 printed nothing", guest.name);
+    assert!(
+        !reference.stdout.is_empty(),
+        "{}: qemu-riscv32 printed nothing",
+        guest.name
+    );
 
     let mut failures = Vec::new();
     for tier in tiers {
@@ -396,7 +432,10 @@ pub fn first_difference(expected: &[u8], actual: &[u8]) -> String {
         actual.len()
     );
     if index > 0 {
-        text.push_str(&format!("  previous: {}\n", show(&expected_lines, index - 1)));
+        text.push_str(&format!(
+            "  previous: {}\n",
+            show(&expected_lines, index - 1)
+        ));
     }
     text.push_str(&format!("  expected: {}\n", show(&expected_lines, index)));
     text.push_str(&format!("  actual:   {}\n", show(&actual_lines, index)));
