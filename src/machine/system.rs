@@ -400,7 +400,7 @@ impl Platform for System {
     #[inline(always)]
     fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
         self.polls = self.polls.wrapping_add(1);
-        if self.polls % POLL_INTERVAL_BLOCKS == 0 {
+        if self.polls.is_multiple_of(POLL_INTERVAL_BLOCKS) {
             self.sync_interrupts(hart);
         }
         if self.stop.is_some() {
