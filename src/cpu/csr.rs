@@ -414,7 +414,11 @@ impl Hart {
                     let o = old >> (8 * byte) & 0xff;
                     let n = value >> (8 * byte) & 0xff;
                     // W without R is reserved: keep the old value.
-                    let b = if o & 0x80 != 0 || (n & 3) == 2 { o } else { n & 0x9f };
+                    let b = if o & 0x80 != 0 || (n & 3) == 2 {
+                        o
+                    } else {
+                        n & 0x9f
+                    };
                     new |= b << (8 * byte);
                 }
                 c.pmpcfg[i] = new;

@@ -186,7 +186,10 @@ mod tests {
         m.0.insert(ROOT + 4, ((L0 >> 12) as u32) << 10 | pte::V);
         m.0.insert(L0 + 4, (0x80200u32 << 10) | leaf_flags | pte::V);
         // 4 MiB superpage at va 0xc000_0000 -> pa 0x8000_0000
-        m.0.insert(ROOT + 4 * 0x300, (0x80000u32 << 10) | pte::R | pte::W | pte::X | pte::V);
+        m.0.insert(
+            ROOT + 4 * 0x300,
+            (0x80000u32 << 10) | pte::R | pte::W | pte::X | pte::V,
+        );
         (h, m)
     }
 
@@ -256,7 +259,9 @@ mod tests {
         );
         // Fetches ignore MPRV.
         assert_eq!(
-            h.translate(&mut m, 0x0040_1000, Access::Execute).unwrap().pa,
+            h.translate(&mut m, 0x0040_1000, Access::Execute)
+                .unwrap()
+                .pa,
             0x0040_1000
         );
     }

@@ -35,7 +35,10 @@ impl Trap {
     /// A synchronous exception with trap value `tval`.
     #[inline]
     pub const fn new(e: Exception, tval: u32) -> Trap {
-        Trap { cause: e as u32, tval }
+        Trap {
+            cause: e as u32,
+            tval,
+        }
     }
 
     /// Illegal instruction with the instruction bits as trap value.
