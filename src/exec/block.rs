@@ -1,10 +1,11 @@
 //! Basic blocks: instructions decoded once, from a start address to the first control transfer,
 //! system instruction or page boundary.
 
+use super::interp::{compile, Slot};
 use super::platform::{Platform, Target};
 use crate::cpu::tlb::PAGE_MASK;
 use crate::cpu::{Access, Exception, Hart, Trap};
-use crate::isa::{decode, insn_len, Insn};
+use crate::isa::{decode, insn_len};
 
 /// Upper bound on instructions per block, so a block stays short in time (interrupts are taken
 /// only between blocks).
@@ -17,9 +18,8 @@ pub struct Block {
     /// Host address of the first instruction's bytes: the block's identity, so the same code
     /// reached through another mapping reuses the block, and a remapped page never does.
     pub host: usize,
-    pub insns: Box<[Insn]>,
-    /// Times the block was entered.
-    pub exec_count: u64,
+    /// The instructions as interpreter slots (ending with an end slot).
+    pub slots: Box<[Slot]>,
 }
 
 /// Host address of the instruction at `pc`, translating through the platform on a TLB miss.
@@ -89,7 +89,6 @@ pub fn build<P: Platform>(
     Ok(Block {
         pc,
         host,
-        insns: insns.into_boxed_slice(),
-        exec_count: 0,
+        slots: compile::<P>(&insns),
     })
 }

@@ -28,6 +28,33 @@ macro_rules! mem_value {
 }
 mem_value!(u8, u16, u32, u64);
 
+/// The fast path of [`load`]: `Some` on an aligned TLB hit, `None` when the slow path must run.
+#[inline(always)]
+pub fn load_fast<T: MemValue>(hart: &Hart, va: u32) -> Option<T> {
+    if va & (T::SIZE - 1) == 0 {
+        if let Some(host) = hart.tlb.lookup(va, Access::Read) {
+            // SAFETY: a TLB read entry maps a whole guest RAM page to valid host memory that
+            // outlives the hart's use of it, and an aligned access stays within that page.
+            return Some(unsafe { std::ptr::read_unaligned(host as *const T) });
+        }
+    }
+    None
+}
+
+/// The fast path of [`store`]: true if the store was done (aligned TLB hit), false when the
+/// slow path must run.
+#[inline(always)]
+pub fn store_fast<T: MemValue>(hart: &mut Hart, va: u32, value: T) -> bool {
+    if va & (T::SIZE - 1) == 0 {
+        if let Some(host) = hart.tlb.lookup(va, Access::Write) {
+            // SAFETY: as in `load_fast`; write entries exist only for writable RAM pages.
+            unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+            return true;
+        }
+    }
+    false
+}
+
 /// Load a `T` from virtual address `va`.
 #[inline(always)]
 pub fn load<T: MemValue, P: Platform>(hart: &mut Hart, plat: &mut P, va: u32) -> Result<T, Trap> {
@@ -74,19 +101,14 @@ fn translate<P: Platform>(
     } = target
     {
         let page_offset = (va & crate::cpu::tlb::PAGE_MASK) as usize;
-        hart.tlb
-            .insert(va, access, host.wrapping_sub(page_offset));
+        hart.tlb.insert(va, access, host.wrapping_sub(page_offset));
     }
     Ok(target)
 }
 
 #[cold]
 #[inline(never)]
-fn load_slow<T: MemValue, P: Platform>(
-    hart: &mut Hart,
-    plat: &mut P,
-    va: u32,
-) -> Result<T, Trap> {
+fn load_slow<T: MemValue, P: Platform>(hart: &mut Hart, plat: &mut P, va: u32) -> Result<T, Trap> {
     if va & (T::SIZE - 1) != 0 {
         if !plat.allow_misaligned() {
             return Err(Trap::new(Exception::LoadMisaligned, va));
@@ -101,9 +123,7 @@ fn load_slow<T: MemValue, P: Platform>(
     match translate(hart, plat, va, Access::Read)? {
         // SAFETY: the platform returned a host pointer to guest RAM valid for this access.
         Target::Ram { host, .. } => Ok(unsafe { std::ptr::read_unaligned(host as *const T) }),
-        Target::Mmio { paddr } => plat
-            .mmio_read(hart, paddr, T::SIZE)
-            .map(T::from_u64),
+        Target::Mmio { paddr } => plat.mmio_read(hart, paddr, T::SIZE).map(T::from_u64),
     }
 }
 

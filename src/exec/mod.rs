@@ -4,14 +4,16 @@
 pub mod block;
 pub mod interp;
 pub mod mem;
+pub mod misaligned;
 pub mod platform;
 
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::cpu::Hart;
+use crate::cpu::{Hart, Trap};
 use block::Block;
-use interp::BlockExit;
+use interp::{jump_slot, BlockExit, JumpEntry, RunCtx, RunState, Slot, JUMP_CACHE_SIZE};
 pub use platform::{Platform, Resume, Stop, Target};
 
 /// An execution tier.
@@ -49,22 +51,19 @@ pub struct EngineStats {
     pub run_time: Duration,
 }
 
-/// Size of the direct-mapped pc -> block cache in front of the hash map.
-const JUMP_CACHE_SIZE: usize = 4096;
-
 /// The engine: owns decoded code and runs a hart on a platform.
 pub struct Engine {
     config: EngineConfig,
     blocks: Vec<Block>,
     /// Block index by the host address of its first instruction.
     by_host: HashMap<usize, u32>,
-    /// Recently used blocks by guest pc: (pc, block index); validated against the host address.
-    jump_cache: Box<[(u32, u32); JUMP_CACHE_SIZE]>,
+    /// Recently used blocks by guest pc, validated against the host address; the interpreter
+    /// follows it from block to block too.
+    jump_cache: Box<[JumpEntry; JUMP_CACHE_SIZE]>,
     pub stats: EngineStats,
+    /// The platform type the decoded blocks were compiled for.
+    built_for: Option<TypeId>,
 }
-
-/// A jump-cache slot that matches no pc (pcs are 2-byte aligned).
-const EMPTY_SLOT: (u32, u32) = (1, 0);
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Engine {
@@ -72,8 +71,9 @@ impl Engine {
             config,
             blocks: Vec::new(),
             by_host: HashMap::new(),
-            jump_cache: Box::new([EMPTY_SLOT; JUMP_CACHE_SIZE]),
+            jump_cache: Box::new([JumpEntry::EMPTY; JUMP_CACHE_SIZE]),
             stats: EngineStats::default(),
+            built_for: None,
         }
     }
 
@@ -86,27 +86,23 @@ impl Engine {
     pub fn flush_code(&mut self) {
         self.blocks.clear();
         self.by_host.clear();
-        self.jump_cache.fill(EMPTY_SLOT);
+        self.jump_cache.fill(JumpEntry::EMPTY);
         self.stats.code_flushes += 1;
     }
 
-    /// Find or build the block at `hart.pc`.
+    /// Find or build the block at `hart.pc`; returns its first slot.
     #[inline(always)]
     fn block_at<P: Platform>(
         &mut self,
         hart: &mut Hart,
         plat: &mut P,
-    ) -> Result<u32, crate::cpu::Trap> {
+    ) -> Result<*const Slot, crate::cpu::Trap> {
         let pc = hart.pc;
         let host = block::fetch_host(hart, plat, pc)?;
-        let slot = (pc as usize >> 1) & (JUMP_CACHE_SIZE - 1);
-        let (cached_pc, idx) = self.jump_cache[slot];
-        if cached_pc == pc {
-            if let Some(b) = self.blocks.get(idx as usize) {
-                if b.host == host {
-                    return Ok(idx);
-                }
-            }
+        let slot = jump_slot(pc);
+        let entry = self.jump_cache[slot];
+        if entry.pc == pc && entry.host == host {
+            return Ok(entry.slots);
         }
         let idx = match self.by_host.get(&host) {
             Some(&idx) => idx,
@@ -119,36 +115,83 @@ impl Engine {
                 idx
             }
         };
-        self.jump_cache[slot] = (pc, idx);
-        Ok(idx)
+        // Slot arrays are boxed: they stay put while `blocks` grows, until `flush_code`, which
+        // empties this cache first.
+        let slots = self.blocks[idx as usize].slots.as_ptr();
+        self.jump_cache[slot] = JumpEntry { pc, host, slots };
+        Ok(slots)
     }
 
     /// Run `hart` on `plat` until the platform stops it or `max_insns` more instructions retire.
-    pub fn run<P: Platform>(&mut self, hart: &mut Hart, plat: &mut P, max_insns: Option<u64>) -> Stop {
+    pub fn run<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        max_insns: Option<u64>,
+    ) -> Stop {
+        // Interpreter slots hold handlers instantiated for one platform type: never run them
+        // with another.
+        let platform = TypeId::of::<P>();
+        if self.built_for != Some(platform) {
+            if !self.blocks.is_empty() {
+                self.flush_code();
+            }
+            self.built_for = Some(platform);
+        }
         let started = Instant::now();
         let limit = max_insns.map_or(u64::MAX, |n| hart.instret.saturating_add(n));
+        let mut blocks_run: u64 = 0;
+        let mut ctx = RunCtx {
+            state: RunState {
+                jump_cache: self.jump_cache.as_ptr(),
+                limit,
+                budget: 0,
+                checked: false,
+                chained: 0,
+                trap: Trap::new(crate::cpu::Exception::IllegalInsn, 0),
+                stop: None,
+            },
+            plat: plat as *mut P,
+        };
         let stop = loop {
-            if let Some(stop) = plat.between_blocks(hart) {
-                break stop;
+            // A chained run that ended on a jump-cache miss already made these checks.
+            if !ctx.state.checked {
+                // SAFETY: `ctx.plat` is the `plat` borrowed for this whole call; no other
+                // reference to it is live here.
+                if let Some(stop) = unsafe { &mut *ctx.plat }.between_blocks(hart) {
+                    break stop;
+                }
+                if hart.instret >= limit {
+                    break Stop::InsnLimit;
+                }
             }
-            if hart.instret >= limit {
-                break Stop::InsnLimit;
-            }
+            ctx.state.checked = false;
+            // SAFETY: as above.
+            let plat = unsafe { &mut *ctx.plat };
             let exit = match self.block_at(hart, plat) {
-                Ok(idx) => {
-                    let b = &mut self.blocks[idx as usize];
-                    b.exec_count += 1;
-                    interp::run_block(hart, plat, &b.insns)
+                Ok(first) => {
+                    ctx.state.jump_cache = self.jump_cache.as_ptr();
+                    // SAFETY: `first` is the first slot of a block compiled for `P` (blocks
+                    // are dropped when the platform type changes); the jump cache holds only
+                    // such blocks; nothing touches the blocks or the platform while it runs.
+                    unsafe { interp::run_block(hart, &mut ctx, first) }
                 }
                 Err(trap) => BlockExit::Trap(trap),
             };
-            self.stats.blocks_run += 1;
+            blocks_run += 1;
             match exit {
-                BlockExit::Next | BlockExit::Wfi => {}
+                BlockExit::Next => {}
+                BlockExit::Wfi => plat.wait_for_interrupt(hart),
+                BlockExit::Stop => {
+                    if let Some(stop) = ctx.state.stop.take() {
+                        break stop;
+                    }
+                }
                 BlockExit::FlushCode => self.flush_code(),
                 BlockExit::Trap(trap) => {
                     self.stats.traps += 1;
-                    match plat.handle_trap(hart, trap) {
+                    // SAFETY: as above.
+                    match unsafe { &mut *ctx.plat }.handle_trap(hart, trap) {
                         Ok(Resume::Continue) => {}
                         Ok(Resume::FlushCode) => self.flush_code(),
                         Err(stop) => break stop,
@@ -156,6 +199,8 @@ impl Engine {
                 }
             }
         };
+        blocks_run += ctx.state.chained;
+        self.stats.blocks_run += blocks_run;
         self.stats.run_time += started.elapsed();
         stop
     }

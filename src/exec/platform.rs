@@ -47,8 +47,13 @@ pub trait Platform {
     fn mmio_read(&mut self, hart: &mut Hart, paddr: u32, size: u32) -> Result<u64, Trap>;
 
     /// A store of `size` (1, 2, 4 or 8) bytes to a non-RAM physical address.
-    fn mmio_write(&mut self, hart: &mut Hart, paddr: u32, size: u32, value: u64)
-        -> Result<(), Trap>;
+    fn mmio_write(
+        &mut self,
+        hart: &mut Hart,
+        paddr: u32,
+        size: u32,
+        value: u64,
+    ) -> Result<(), Trap>;
 
     /// Handle a synchronous trap raised by the instruction at `hart.pc` (ecall, misaligned
     /// access, page fault, illegal instruction, ...): emulate it (user-mode syscalls), deliver it
@@ -61,6 +66,10 @@ pub trait Platform {
     fn between_blocks(&mut self, _hart: &mut Hart) -> Option<Stop> {
         None
     }
+
+    /// WFI retired: idle until an interrupt may be pending (the machine sleeps the host thread
+    /// until the next timer deadline or console input). Returning early is always correct.
+    fn wait_for_interrupt(&mut self, _hart: &mut Hart) {}
 
     /// Whether misaligned loads and stores may be performed directly (`--allow-misaligned`)
     /// instead of raising a misaligned trap.

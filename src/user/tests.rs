@@ -589,7 +589,10 @@ fn misaligned_faults_and_atomics_are_fatal() {
     let (_p, _h, _, r) = misaligned(0x00c5_a52f, Exception::StoreMisaligned, 1);
     assert!(matches!(r, Err(Stop::Fatal { status: 135, .. })), "{r:?}");
     // lw a0, 1(a1) straddling into an unmapped page: SIGSEGV.
-    let (_p, _h, _, r) = misaligned(0x0015_a503, Exception::LoadMisaligned, 0xffe);
+    let (mut p, mut h, data, _) = misaligned(0x0015_a503, Exception::LoadMisaligned, 1);
+    h.pc -= 4;
+    h.x[11] = data + 0xffd;
+    let r = p.handle_trap(&mut h, Trap::new(Exception::LoadMisaligned, data + 0xffe));
     assert!(matches!(r, Err(Stop::Fatal { status: 139, .. })), "{r:?}");
 }
 
