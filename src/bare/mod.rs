@@ -192,8 +192,8 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     let tohost = elf
         .symbol("tohost")
         .ok_or_else(|| BareError::NoTohost(path.clone()))?;
-    let mut ram =
-        GuestRam::new(RAM_BASE, DEFAULT_RAM_SIZE).map_err(|_| BareError::NoMemory(DEFAULT_RAM_SIZE))?;
+    let mut ram = GuestRam::new(RAM_BASE, DEFAULT_RAM_SIZE)
+        .map_err(|_| BareError::NoMemory(DEFAULT_RAM_SIZE))?;
     for seg in &elf.segments {
         let fits = ram.host(seg.vaddr as u64, seg.memsz as u64).is_some();
         if !fits || !ram.write(seg.vaddr as u64, &seg.data) {

@@ -82,7 +82,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         .as_deref()
         .map(|p| read("initrd", p))
         .transpose()?;
-    let bios = opts.bios.as_deref().map(|p| read("firmware", p)).transpose()?;
+    let bios = opts
+        .bios
+        .as_deref()
+        .map(|p| read("firmware", p))
+        .transpose()?;
     let user_dtb = match &opts.dtb {
         Some(p) => {
             let blob = read("device tree", p)?;

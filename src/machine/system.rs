@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use rv32vm_devices::{Bus, Clint, DeviceId, GoldfishRtc, Plic, PowerEvent, Syscon, Uart, UartInput};
+use rv32vm_devices::{
+    Bus, Clint, DeviceId, GoldfishRtc, Plic, PowerEvent, Syscon, Uart, UartInput,
+};
 use rv32vm_firmware::sbi::{self, ResetKind, SbiCall, SbiHost};
 
 use super::map;
@@ -177,11 +179,18 @@ impl System {
             if Instant::now() >= deadline {
                 self.stop = Some(Stop::Fatal {
                     status: 124,
-                    message: format!("timeout: the guest did not finish within {} s", limit.as_secs()),
+                    message: format!(
+                        "timeout: the guest did not finish within {} s",
+                        limit.as_secs()
+                    ),
                 });
             }
         }
-        if let Some(event) = self.bus.device_mut(self.syscon).and_then(|s| s.take_event()) {
+        if let Some(event) = self
+            .bus
+            .device_mut(self.syscon)
+            .and_then(|s| s.take_event())
+        {
             self.stop = Some(match event {
                 PowerEvent::PowerOff { exit_code } => Stop::Exit(exit_code as i32),
                 PowerEvent::Failure { exit_code } => Stop::Exit(exit_code.max(1) as i32),
@@ -315,9 +324,7 @@ impl Platform for System {
             });
         }
         if t.pa < 1 << 32 && self.bus.is_mapped(t.pa) {
-            return Ok(Target::Mmio {
-                paddr: t.pa as u32,
-            });
+            return Ok(Target::Mmio { paddr: t.pa as u32 });
         }
         Err(access_fault(access, va))
     }
