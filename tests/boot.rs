@@ -1,0 +1,178 @@
+//! Boot the bundled Linux (images/Image + images/initramfs.cpio.gz) headless under every tier,
+//! with the built-in SBI and with OpenSBI (`--bios images/fw_dynamic.bin`), drive the shell on
+//! stdin/stdout, and check the guest's exit status.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const PROMPT: &str = "root@rv32vm:~# ";
+const STEP_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn images() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("images")
+}
+
+/// A running VM whose console we read and type into.
+struct Console {
+    child: Child,
+    stdin: ChildStdin,
+    output: Arc<Mutex<String>>,
+    /// How much of `output` earlier `expect` calls consumed.
+    seen: usize,
+}
+
+impl Console {
+    fn boot(extra: &[&str]) -> Console {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+            .arg("boot")
+            .arg("--kernel")
+            .arg(images().join("Image"))
+            .arg("--initrd")
+            .arg(images().join("initramfs.cpio.gz"))
+            .args(["--timeout", "300"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start rv32vm");
+        let stdin = child.stdin.take().expect("stdin");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let output = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&output);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Console {
+            child,
+            stdin,
+            output,
+            seen: 0,
+        }
+    }
+
+    /// Wait until `pattern` appears after what was already consumed; return the text up to and
+    /// including it.
+    fn expect(&mut self, pattern: &str) -> String {
+        let start = Instant::now();
+        loop {
+            {
+                let out = self.output.lock().unwrap();
+                if let Some(pos) = out[self.seen..].find(pattern) {
+                    let end = self.seen + pos + pattern.len();
+                    let text = out[self.seen..end].to_string();
+                    self.seen = end;
+                    return text;
+                }
+            }
+            if start.elapsed() > STEP_TIMEOUT {
+                let out = self.output.lock().unwrap();
+                let tail: String = out[self.seen..].chars().rev().take(2000).collect();
+                let _ = self.child.kill();
+                panic!(
+                    "timed out waiting for {pattern:?}; console tail:\n{}",
+                    tail.chars().rev().collect::<String>()
+                );
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                // Let the reader drain, then look one last time.
+                std::thread::sleep(Duration::from_millis(200));
+                let out = self.output.lock().unwrap();
+                if out[self.seen..].contains(pattern) {
+                    continue;
+                }
+                panic!(
+                    "rv32vm exited ({status}) before {pattern:?}; console:\n{}",
+                    &out[self.seen..]
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("write to the console");
+        self.stdin.flush().expect("flush the console");
+    }
+
+    /// Run a shell command and return what it printed (without the echoed command line).
+    fn run(&mut self, command: &str) -> String {
+        self.send(command);
+        let text = self.expect(PROMPT);
+        let body = text.trim_end_matches(PROMPT);
+        body.split_once('\n')
+            .map_or("", |(_, rest)| rest)
+            .replace('\r', "")
+    }
+
+    fn wait_exit(mut self) -> i32 {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for rv32vm") {
+                return status.code().expect("rv32vm exited by a signal");
+            }
+            if start.elapsed() > STEP_TIMEOUT {
+                let _ = self.child.kill();
+                panic!("rv32vm did not exit after the guest powered off");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn boot_and_check(extra: &[&str]) {
+    let mut vm = Console::boot(extra);
+    vm.expect(PROMPT);
+    let uname = vm.run("uname -a");
+    assert!(uname.contains("riscv32 GNU/Linux"), "uname: {uname}");
+    let cksum = vm.run("/bin/cksum-test");
+    assert!(
+        cksum.contains("crc32=0616b8a4") && cksum.contains("self-check ok"),
+        "cksum-test: {cksum}"
+    );
+    let md5 = vm.run("echo hello > /tmp/f && md5sum /tmp/f");
+    assert!(
+        md5.starts_with("b1946ac92492d2347c6235b4d2611184  /tmp/f"),
+        "md5sum: {md5}"
+    );
+    vm.send("poweroff -f");
+    assert_eq!(vm.wait_exit(), 0, "poweroff must exit 0");
+}
+
+#[test]
+fn linux_boots_to_a_shell_with_the_builtin_sbi() {
+    for tier in common::TIERS {
+        boot_and_check(&["--tier", tier]);
+    }
+}
+
+#[test]
+fn linux_boots_to_a_shell_with_opensbi() {
+    let bios = images().join("fw_dynamic.bin");
+    for tier in common::TIERS {
+        boot_and_check(&["--tier", tier, "--bios", bios.to_str().unwrap()]);
+    }
+}
+
+#[test]
+fn guest_exit_status_reaches_the_host() {
+    let mut vm = Console::boot(&[]);
+    vm.expect(PROMPT);
+    vm.send("vm-exit 3");
+    assert_eq!(vm.wait_exit(), 3);
+}
