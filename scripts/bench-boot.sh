@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Boot benchmark: wall time from start to the first shell prompt of the bundled kernel +
+# initramfs, under rv32vm (built-in SBI and OpenSBI) and qemu-system-riscv32 -M virt (OpenSBI
+# via -bios), in the same run. Prints the best of N runs and the ratio rv32vm / QEMU.
+# Usage: scripts/bench-boot.sh [--runs N] [--tiers "interp ..."]
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+runs=3
+tiers="interp"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --tiers) tiers="$2"; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--tiers LIST]" >&2; exit 2 ;;
+    esac
+done
+command -v qemu-system-riscv32 >/dev/null || { echo "install qemu-system-misc" >&2; exit 1; }
+(cd "$repo" && cargo build --release -q)
+vm="${CARGO_TARGET_DIR:-$repo/target}/release/rv32vm"
+img="$repo/images"
+
+# time_to_prompt CMD...: seconds until "root@rv32vm:~# " appears on stdout; then kills CMD.
+time_to_prompt() {
+    python3 - "$@" <<'PY'
+import os, subprocess, sys, time
+start = time.monotonic()
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
+buf = b""
+while True:
+    chunk = os.read(p.stdout.fileno(), 4096)
+    if not chunk:
+        print("nan"); sys.exit(1)
+    buf += chunk
+    if b"root@rv32vm:~# " in buf:
+        print(f"{time.monotonic() - start:.3f}")
+        break
+    if time.monotonic() - start > 300:
+        print("nan"); break
+p.kill(); p.wait()
+PY
+}
+
+best() { sort -g | head -n1; }
+
+declare -A result
+run_case() {
+    local name="$1"; shift
+    local times=()
+    for _ in $(seq "$runs"); do times+=("$(time_to_prompt "$@")"); done
+    result[$name]=$(printf '%s\n' "${times[@]}" | best)
+}
+
+run_case qemu qemu-system-riscv32 -M virt -m 256M -nographic -bios "$img/fw_dynamic.bin" \
+    -kernel "$img/Image" -initrd "$img/initramfs.cpio.gz" -append "console=ttyS0"
+for t in $tiers; do
+    run_case "rv32vm-$t-builtin" "$vm" boot --tier "$t" --memory 256M
+    run_case "rv32vm-$t-opensbi" "$vm" boot --tier "$t" --memory 256M --bios "$img/fw_dynamic.bin"
+done
+
+printf '%-26s %10s %8s\n' runner "seconds" "vs qemu"
+q=${result[qemu]}
+for k in qemu $(for t in $tiers; do echo "rv32vm-$t-builtin rv32vm-$t-opensbi"; done); do
+    printf '%-26s %10s %8s\n' "$k" "${result[$k]}" "$(python3 -c "print(f'{${result[$k]}/$q:.2f}x')")"
+done
