@@ -176,3 +176,14 @@ fn guest_exit_status_reaches_the_host() {
     vm.send("vm-exit 3");
     assert_eq!(vm.wait_exit(), 3);
 }
+
+#[test]
+fn guest_reboot_restarts_the_machine() {
+    let mut vm = Console::boot(&[]);
+    vm.expect(PROMPT);
+    vm.send("reboot -f");
+    vm.expect("Run /init as init process");
+    vm.expect(PROMPT);
+    vm.send("vm-exit 5");
+    assert_eq!(vm.wait_exit(), 5);
+}

@@ -230,6 +230,10 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
             eprintln!("rv32vm: {}: test {n} failed", path.display());
             n
         }
+        Stop::Reset => {
+            eprintln!("rv32vm: {}: the program requested a reset", path.display());
+            1
+        }
         Stop::InsnLimit => {
             eprintln!(
                 "rv32vm: {}: instruction limit reached at pc {:#010x} without a result",

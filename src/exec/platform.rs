@@ -20,6 +20,8 @@ pub enum Target {
 pub enum Stop {
     /// The guest asked to exit with this status (exit syscall, HTIF tohost, syscon).
     Exit(i32),
+    /// The guest asked for a system reset (reboot): the machine starts over.
+    Reset,
     /// The instruction budget given to the engine ran out.
     InsnLimit,
     /// The guest died (fatal signal in user mode, unhandled trap, ...). The message says why;

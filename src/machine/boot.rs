@@ -135,12 +135,70 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         })?;
     }
 
+    tracing::info!(?layout, "boot layout");
+    let images = Images {
+        kernel,
+        initrd,
+        bios,
+        dtb,
+        layout,
+    };
+    let console_input = rv32vm_devices::UartInput::new();
+    spawn_console_reader(console_input.clone());
+    let deadline = opts.timeout.map(|t| (Instant::now() + t, t));
+    loop {
+        let (mut system, mut hart) = power_on(&images, opts, console_input.clone())?;
+        system.deadline = deadline;
+        let mut engine = Engine::new(opts.engine.clone());
+        let stop = engine.run(&mut hart, &mut system, None);
+        system.flush_console();
+        if opts.stats {
+            crate::report_stats(&engine, &hart);
+        }
+        return Ok(match stop {
+            Stop::Reset => {
+                tracing::info!("guest requested a reset: rebooting");
+                continue;
+            }
+            Stop::Exit(code) => code,
+            Stop::InsnLimit => 124,
+            Stop::Fatal { status, message } => {
+                eprintln!("rv32vm: {message}");
+                status
+            }
+        });
+    }
+}
+
+/// Everything loaded from disk, and where it goes.
+struct Images {
+    kernel: Kernel,
+    initrd: Option<Vec<u8>>,
+    bios: Option<Vec<u8>>,
+    dtb: Vec<u8>,
+    layout: loader::Layout,
+}
+
+/// A fresh machine with the images in RAM and the hart at its first instruction (at boot and
+/// on every guest reset).
+fn power_on(
+    images: &Images,
+    opts: &BootOptions,
+    console_input: rv32vm_devices::UartInput,
+) -> Result<(System, Hart), BootError> {
+    let Images {
+        kernel,
+        initrd,
+        bios,
+        dtb,
+        layout,
+    } = images;
     let firmware = if bios.is_some() {
         FirmwareMode::External
     } else {
         FirmwareMode::Builtin
     };
-    let mut system = System::new(opts.memory, firmware)?;
+    let mut system = System::new(opts.memory, firmware, console_input)?;
     let placed = |ok: bool, what: &'static str, size: usize| {
         if ok {
             Ok(())
@@ -153,7 +211,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             })
         }
     };
-    match &kernel {
+    match kernel {
         Kernel::Image { bytes, .. } => placed(
             system.ram.write(layout.kernel_start, bytes),
             "kernel",
@@ -169,15 +227,15 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             }
         }
     }
-    if let (Some(bytes), Some((start, _))) = (&initrd, layout.initrd) {
+    if let (Some(bytes), Some((start, _))) = (initrd, layout.initrd) {
         placed(system.ram.write(start, bytes), "initrd", bytes.len())?;
     }
-    placed(system.ram.write(layout.dtb, &dtb), "device tree", dtb.len())?;
+    placed(system.ram.write(layout.dtb, dtb), "device tree", dtb.len())?;
 
     let mut hart = Hart::new();
     hart.x[10] = 0; // a0: hart id
     hart.x[11] = layout.dtb as u32; // a1: device tree
-    match (&bios, layout.firmware, layout.fw_dynamic_info) {
+    match (bios, layout.firmware, layout.fw_dynamic_info) {
         (Some(fw), Some((fw_start, _)), Some(info)) => {
             placed(system.ram.write(fw_start, fw), "firmware", fw.len())?;
             let info_bytes = loader::fw_dynamic_info(layout.kernel_entry as u32);
@@ -197,24 +255,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             hart.prv = Priv::Supervisor;
         }
     }
-    tracing::info!(?layout, "boot layout");
-
-    spawn_console_reader(system.console_input.clone());
-    system.deadline = opts.timeout.map(|t| (Instant::now() + t, t));
-    let mut engine = Engine::new(opts.engine.clone());
-    let stop = engine.run(&mut hart, &mut system, None);
-    system.flush_console();
-    if opts.stats {
-        crate::report_stats(&engine, &hart);
-    }
-    Ok(match stop {
-        Stop::Exit(code) => code,
-        Stop::InsnLimit => 124,
-        Stop::Fatal { status, message } => {
-            eprintln!("rv32vm: {message}");
-            status
-        }
-    })
+    Ok((system, hart))
 }
 
 /// Feed stdin to the UART from a thread of its own: the CPU never blocks on input.

@@ -88,12 +88,15 @@ pub enum SystemError {
 
 impl System {
     /// A machine with `ram_size` bytes of RAM and the standard devices.
-    pub fn new(ram_size: u32, firmware: FirmwareMode) -> Result<System, SystemError> {
+    pub fn new(
+        ram_size: u32,
+        firmware: FirmwareMode,
+        console_input: UartInput,
+    ) -> Result<System, SystemError> {
         let ram = GuestRam::new(map::RAM_BASE, ram_size)?;
         let mut plic = Plic::new();
         let uart_irq = plic.irq_line(map::UART_IRQ)?;
         let rtc_irq = plic.irq_line(map::RTC_IRQ)?;
-        let console_input = UartInput::new();
         let uart = Uart::with_input(
             uart_irq,
             ConsoleOut { buf: Vec::new() },
@@ -194,10 +197,7 @@ impl System {
             self.stop = Some(match event {
                 PowerEvent::PowerOff { exit_code } => Stop::Exit(exit_code as i32),
                 PowerEvent::Failure { exit_code } => Stop::Exit(exit_code.max(1) as i32),
-                PowerEvent::Reset => Stop::Fatal {
-                    status: 0,
-                    message: "guest requested a reboot; rv32vm exits instead".into(),
-                },
+                PowerEvent::Reset => Stop::Reset,
             });
         }
     }
@@ -306,10 +306,7 @@ impl SbiHost for SbiView<'_> {
     fn reset(&mut self, kind: ResetKind, reason: u32) {
         self.system.stop = Some(match kind {
             ResetKind::Shutdown => Stop::Exit(if reason == 0 { 0 } else { 1 }),
-            _ => Stop::Fatal {
-                status: 0,
-                message: "guest requested a reboot; rv32vm exits instead".into(),
-            },
+            ResetKind::ColdReboot | ResetKind::WarmReboot => Stop::Reset,
         });
     }
 }

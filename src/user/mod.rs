@@ -124,6 +124,7 @@ pub fn run(opts: UserOptions) -> Result<i32, UserError> {
     }
     Ok(match stop {
         Stop::Exit(status) => status,
+        Stop::Reset => 1, // no syscall resets the machine in user mode
         Stop::InsnLimit => {
             eprintln!("rv32vm: instruction limit reached at pc {:#010x}", hart.pc);
             124
