@@ -199,8 +199,8 @@ step_kernel() {
 
 # --- busybox ---------------------------------------------------------------------------------------
 busybox_source_dir() {
-    find "$build/busybox-src" -mindepth 1 -maxdepth 1 -type d -name 'busybox-*' 2>/dev/null |
-        sort | tail -n1
+    [ -d "$build/busybox-src" ] || return 0
+    find "$build/busybox-src" -mindepth 1 -maxdepth 1 -type d -name 'busybox-*' | sort | tail -n1
 }
 
 write_zig_wrappers() {
@@ -427,9 +427,12 @@ step_opensbi() {
             >"$aptdir/sources.list"
         apt-get -q "${apt_opts[@]}" update >"$aptdir/update.log" 2>&1 ||
             die "apt-get update (trixie deb-src) failed, see $aptdir/update.log"
-        index_sum="$(apt-cache "${apt_opts[@]}" showsrc "opensbi=$OPENSBI_DEBIAN_VERSION" |
-            awk -v f="opensbi_$OPENSBI_VERSION.orig.tar.gz" '/^Checksums-Sha256:/ { s = 1; next }
-                /^[^ ]/ { s = 0 } s && $3 == f { print $1; exit }')"
+        # The stanza of our version in the Sources index; its Checksums-Sha256 line for the tarball.
+        index_sum="$(apt-cache "${apt_opts[@]}" showsrc opensbi |
+            awk -v v="$OPENSBI_DEBIAN_VERSION" -v f="opensbi_$OPENSBI_VERSION.orig.tar.gz" '
+                /^$/ { ours = 0 } /^Version: / { ours = ($2 == v) }
+                /^Checksums-Sha256:/ { s = 1; next } /^[^ ]/ { s = 0 }
+                ours && s && $3 == f { print $1; exit }')"
         [ "$index_sum" = "$OPENSBI_ORIG_SHA256" ] ||
             die "the Sources index says sha256 '$index_sum' for the OpenSBI tarball, expected $OPENSBI_ORIG_SHA256"
         (cd "$aptdir/src" && apt-get -q "${apt_opts[@]}" source --download-only \
@@ -500,7 +503,8 @@ step_manifest() {
         echo "                   over busybox + links + images/overlay/{common,initramfs}."
         echo "rootfs.ext2        rootfs: truncate -s $ROOTFS_SIZE; E2FSPROGS_FAKE_TIME=$EPOCH MKE2FS_CONFIG=(ours: 1 KiB"
         echo "                   blocks, 256-byte inodes) mke2fs -t ext2 -N 1024 -m 0 -U $ROOTFS_UUID"
-        echo "                   -E root_owner=0:0,hash_seed=$ROOTFS_HASH_SEED -d TREE rootfs.ext2"
+        echo "                   -E root_owner=0:0,hash_seed=$ROOTFS_HASH_SEED -d TREE rootfs.ext2;"
+        echo "                   debugfs -w: every inode's atime/ctime/mtime/crtime set to @$EPOCH"
         echo "                   over busybox + links + images/overlay/{common,rootfs}."
         echo "fw_dynamic.bin     opensbi: make CROSS_COMPILE=$KERNEL_TRIPLET PLATFORM=generic PLATFORM_RISCV_XLEN=32"
         echo "                   PLATFORM_RISCV_ISA=rv32imac_zicsr_zifencei PLATFORM_RISCV_ABI=ilp32"

@@ -131,6 +131,8 @@ def main():
         if console.process.poll() is None:
             console.process.kill()
             console.process.wait()
+        if console.log:
+            console.log.close()
     if failures:
         tail = console.output[-3000:].decode(errors="replace")
         print("boot-test: FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
