@@ -206,9 +206,21 @@ pub enum DtbError {
     Missing(&'static str),
 }
 
-/// Check a user-supplied DTB before handing it to the guest. The fdt crate panics on trees
-/// without /chosen, /cpus or /memory, so those are looked up structurally first.
+/// Check a user-supplied DTB before handing it to the guest: it must parse and have /cpus,
+/// /chosen and a memory node.
 pub fn validate(blob: &[u8]) -> Result<(), DtbError> {
+    // The fdt crate panics (instead of returning an error) on some corrupt trees: contain the
+    // panic, silently, and report the tree as malformed. Boot validates before any other
+    // thread exists, so swapping the process-wide hook is harmless.
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(|| validate_structure(blob));
+    std::panic::set_hook(previous_hook);
+    outcome.unwrap_or_else(|_| Err(DtbError::Malformed("the structure block is corrupt".into())))
+}
+
+/// The checks themselves; may panic inside the fdt crate on corrupt input.
+fn validate_structure(blob: &[u8]) -> Result<(), DtbError> {
     let tree = fdt::Fdt::new(blob).map_err(|e| DtbError::Malformed(format!("{e:?}")))?;
     for (path, what) in [("/cpus", "/cpus"), ("/chosen", "/chosen")] {
         if tree.find_node(path).is_none() {
@@ -255,6 +267,23 @@ mod tests {
         let s = isa_string();
         assert!(s.starts_with("rv32imafdc"), "{s}");
         assert!(s.contains("_zicsr"), "{s}");
+    }
+
+    #[test]
+    fn mutated_blobs_never_panic() {
+        let blob = sample();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..3000 {
+            let mut b = blob.clone();
+            for _ in 0..4 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let i = (seed % b.len() as u64) as usize;
+                b[i] = (seed >> 32) as u8;
+            }
+            let _ = validate(&b);
+        }
     }
 
     #[test]
