@@ -63,6 +63,27 @@ impl RunOutcome {
 /// Runs `command` with stdin closed and stdout/stderr captured, killing it
 /// if it has not exited after `limit`.
 pub fn run_with_timeout(command: &mut Command, limit: Duration) -> std::io::Result<RunOutcome> {
+    let raw = run_capturing_bytes(command, limit)?;
+    Ok(RunOutcome {
+        status: raw.status,
+        stdout: String::from_utf8_lossy(&raw.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&raw.stderr).into_owned(),
+        elapsed: raw.elapsed,
+    })
+}
+
+/// What [`run_capturing_bytes`] saw: the exit status (`None` if killed at the
+/// time limit), the raw output bytes and the elapsed time.
+pub struct RawOutcome {
+    pub status: Option<ExitStatus>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub elapsed: Duration,
+}
+
+/// Runs `command` with stdin closed and stdout/stderr captured as bytes,
+/// killing it if it has not exited after `limit`.
+pub fn run_capturing_bytes(command: &mut Command, limit: Duration) -> std::io::Result<RawOutcome> {
     let started = Instant::now();
     let mut child = command
         .stdin(Stdio::null())
@@ -74,7 +95,7 @@ pub fn run_with_timeout(command: &mut Command, limit: Duration) -> std::io::Resu
     let stdout_reader = drain(child.stdout.take());
     let stderr_reader = drain(child.stderr.take());
     let status = wait_until(&mut child, started + limit)?;
-    Ok(RunOutcome {
+    Ok(RawOutcome {
         status,
         stdout: join_output(stdout_reader),
         stderr: join_output(stderr_reader),
@@ -111,10 +132,9 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<JoinHandle<Vec<u8>
     })
 }
 
-fn join_output(reader: Option<JoinHandle<Vec<u8>>>) -> String {
+fn join_output(reader: Option<JoinHandle<Vec<u8>>>) -> Vec<u8> {
     reader
         .and_then(|handle| handle.join().ok())
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default()
 }
 

@@ -8,19 +8,14 @@
 #![allow(dead_code)]
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long one guest run may take before it is killed and the test fails.
 pub const RUN_TIME_LIMIT: Duration = Duration::from_secs(120);
-
-/// How often a running child is polled for exit.
-const POLL_INTERVAL: Duration = Duration::from_millis(5);
 
 /// Value of the one environment variable the `hello` guest prints.
 pub const GUEST_TEST_VAR: &str = "value with spaces=and equals";
@@ -67,54 +62,13 @@ impl Outcome {
 /// Runs `command` with stdin from /dev/null and stdout/stderr captured as bytes, killing it
 /// after `limit`.
 pub fn run_captured(command: &mut Command, limit: Duration) -> std::io::Result<Outcome> {
-    let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    // Drain both pipes on their own threads so a chatty child never blocks on a full pipe.
-    let stdout_reader = drain(child.stdout.take());
-    let stderr_reader = drain(child.stderr.take());
-    let status = wait_until(&mut child, started + limit)?;
+    let raw = crate::common::run_capturing_bytes(command, limit)?;
     Ok(Outcome {
-        status,
-        stdout: join_output(stdout_reader),
-        stderr: join_output(stderr_reader),
-        elapsed: started.elapsed(),
+        status: raw.status,
+        stdout: raw.stdout,
+        stderr: raw.stderr,
+        elapsed: raw.elapsed,
     })
-}
-
-fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        if Instant::now() >= deadline {
-            // The child may exit between try_wait and kill; wait() reaps it either way.
-            let _ = child.kill();
-            child.wait()?;
-            return Ok(None);
-        }
-        std::thread::sleep(POLL_INTERVAL);
-    }
-}
-
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<JoinHandle<Vec<u8>>> {
-    pipe.map(|mut pipe| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            // A read error only ends the capture early; the comparison then fails visibly.
-            let _ = pipe.read_to_end(&mut bytes);
-            bytes
-        })
-    })
-}
-
-fn join_output(reader: Option<JoinHandle<Vec<u8>>>) -> Vec<u8> {
-    reader
-        .and_then(|handle| handle.join().ok())
-        .unwrap_or_default()
 }
 
 /// Finds `program` in this process's `PATH` (the guests run with a different `PATH`).
