@@ -25,6 +25,10 @@ pub fn report_stats(engine: &exec::Engine, hart: &cpu::Hart) {
     eprintln!("  run time              {secs:.3} s ({mips:.1} MIPS)");
     eprintln!("  blocks decoded        {}", s.blocks_built);
     eprintln!("  blocks executed       {}", s.blocks_run);
+    eprintln!(
+        "  blocks invalidated    {} (stores into code pages)",
+        s.blocks_invalidated
+    );
     eprintln!("  code flushes          {}", s.code_flushes);
     eprintln!("  traps                 {}", s.traps);
 }

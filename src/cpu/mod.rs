@@ -68,6 +68,8 @@ pub struct Hart {
     /// Retired instructions (minstret); mcycle reads the same count.
     pub instret: u64,
     pub tlb: Tlb,
+    /// RAM pages holding decoded code (stores to them invalidate it).
+    pub code_pages: tlb::CodePages,
 }
 
 impl Default for Hart {
@@ -91,6 +93,7 @@ impl Hart {
             csr: Csrs::new(),
             instret: 0,
             tlb: Tlb::new(),
+            code_pages: tlb::CodePages::default(),
         }
     }
 

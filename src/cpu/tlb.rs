@@ -108,6 +108,16 @@ impl Tlb {
         }
     }
 
+    /// Drop every write entry that maps to the host page at `host_page`, whatever virtual page
+    /// reaches it (the page now holds decoded code, so stores to it must take the slow path).
+    pub fn flush_writes_to(&mut self, host_page: usize) {
+        for e in self.write.iter_mut() {
+            if e.tag != INVALID_TAG && (e.tag as usize).wrapping_add(e.addend) == host_page {
+                *e = TlbEntry::EMPTY;
+            }
+        }
+    }
+
     /// Drop the entries for the page holding `va`.
     pub fn flush_page(&mut self, va: u32) {
         let i = Self::index(va);
@@ -117,5 +127,65 @@ impl Tlb {
                 arr[i] = TlbEntry::EMPTY;
             }
         }
+    }
+}
+
+/// Host pages of guest RAM that hold decoded (or compiled) code, so that a store into one is
+/// noticed: such pages never get a write TLB entry, every store to them takes the slow path,
+/// which records the page as written; the engine then drops the page's blocks before running
+/// more code. Keyed by host page address, like the block cache.
+#[derive(Debug, Default)]
+pub struct CodePages {
+    pages: std::collections::HashSet<usize>,
+    written: Vec<usize>,
+}
+
+impl CodePages {
+    /// Host page address of host address `host`.
+    #[inline(always)]
+    pub fn page_of(host: usize) -> usize {
+        host & !(PAGE_MASK as usize)
+    }
+
+    /// Record that the page holding `host` holds code; true if it did not before (the caller
+    /// must then drop write TLB entries to it).
+    pub fn insert(&mut self, host: usize) -> bool {
+        self.pages.insert(Self::page_of(host))
+    }
+
+    /// Whether the page holding `host` holds code.
+    #[inline]
+    pub fn contains(&self, host: usize) -> bool {
+        !self.pages.is_empty() && self.pages.contains(&Self::page_of(host))
+    }
+
+    /// A store reached the page holding `host`: remember it for [`CodePages::take_written`]
+    /// if it holds code. Returns whether it does.
+    #[inline]
+    pub fn note_store(&mut self, host: usize) -> bool {
+        let page = Self::page_of(host);
+        if self.pages.remove(&page) {
+            self.written.push(page);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether stores hit code pages since the last [`CodePages::take_written`].
+    #[inline(always)]
+    pub fn any_written(&self) -> bool {
+        !self.written.is_empty()
+    }
+
+    /// The code pages written since the last call (they are no longer code pages).
+    pub fn take_written(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.written)
+    }
+
+    /// Forget every page (all code was dropped).
+    pub fn clear(&mut self) {
+        self.pages.clear();
+        self.written.clear();
     }
 }

@@ -20,6 +20,9 @@ pub struct Block {
     pub host: usize,
     /// The instructions as interpreter slots (ending with an end slot).
     pub slots: Box<[Slot]>,
+    /// Host address of the second half of a first instruction that straddles into the next
+    /// page: a store there changes this block too.
+    pub straddle: Option<usize>,
 }
 
 /// Host address of the instruction at `pc`, translating through the platform on a TLB miss.
@@ -63,6 +66,7 @@ pub fn build<P: Platform>(
     let mut insns = Vec::with_capacity(16);
     let to_page_end = 0x1000 - (pc & PAGE_MASK);
     let mut off: u32 = 0;
+    let mut straddle = None;
     loop {
         let page_left = to_page_end - off;
         let lo = parcel(host + off as usize);
@@ -75,6 +79,7 @@ pub fn build<P: Platform>(
             // A 32-bit instruction straddling a page boundary: fetch its upper half through
             // the next page's translation (which may fault with that page's address).
             let next = fetch_host(hart, plat, pc.wrapping_add(off + 2))?;
+            straddle = Some(next);
             lo as u32 | (parcel(next) as u32) << 16
         } else {
             break; // let a block of its own handle the straddling instruction
@@ -90,5 +95,6 @@ pub fn build<P: Platform>(
         pc,
         host,
         slots: compile::<P>(&insns),
+        straddle,
     })
 }

@@ -47,6 +47,9 @@ pub enum BlockExit {
     /// While chaining into the next block, `between_blocks` asked to stop: the reason is in
     /// [`RunState::stop`].
     Stop,
+    /// A store hit a page holding decoded code (`hart.code_pages` says which): `hart.pc` is
+    /// the next pc; that code must be dropped before anything else runs.
+    CodeWritten,
 }
 
 /// A jump-cache entry: the block (its first slot) for guest `pc`, valid while the execute TLB
@@ -124,6 +127,7 @@ impl Exit {
     const WFI: Exit = Exit(3);
     /// The platform's `between_blocks` said stop while chaining; the reason is in the context.
     const STOP: Exit = Exit(4);
+    const CODE_WRITTEN: Exit = Exit(5);
 
     /// Leave with `t`.
     #[inline(always)]
@@ -216,6 +220,7 @@ pub unsafe fn run_block<P: Platform>(
         Exit::TRAP => BlockExit::Trap(ctx.state.trap),
         Exit::FLUSH_CODE => BlockExit::FlushCode,
         Exit::WFI => BlockExit::Wfi,
+        Exit::CODE_WRITTEN => BlockExit::CodeWritten,
         _ => BlockExit::Stop,
     }
 }
@@ -292,6 +297,19 @@ unsafe fn leave<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: &Slot, target:
     hart.pc = target;
     hart.instret += slot.index as u64 + 1;
     chain::<P>(hart, ctx)
+}
+
+/// After a store retired in `slot`: go on with the block, unless the store hit a page holding
+/// code, which may be this very block; then leave it with the pc after the store.
+#[inline(always)]
+unsafe fn after_store(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    if hart.code_pages.any_written() {
+        let s = &*slot;
+        hart.pc = pc_of(hart, s).wrapping_add(s.insn.len as u32);
+        hart.instret += s.index as u64 + 1;
+        return Exit::CODE_WRITTEN;
+    }
+    next(hart, ctx, slot)
 }
 
 /// The end slot: the block ran to its last instruction without a control transfer.
@@ -551,7 +569,7 @@ macro_rules! stores {
                 value: $t,
             ) -> Exit {
                 match store::<$t, P>(hart, platform::<P>(ctx), va, value) {
-                    Ok(()) => next(hart, ctx, slot),
+                    Ok(()) => after_store(hart, ctx, slot),
                     Err(t) => trap_at(hart, ctx, &*slot, t),
                 }
             }
@@ -610,7 +628,7 @@ unsafe fn op_atomic<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slo
     match result {
         Ok(v) => {
             hart.set_reg(s.insn.rd, v);
-            next(hart, ctx, slot)
+            after_store(hart, ctx, slot)
         }
         Err(t) => trap_at(hart, ctx, s, t),
     }
@@ -647,7 +665,7 @@ unsafe fn op_fp_mem<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slo
         _ => Err(Trap::illegal(i.raw)), // not reachable: handler_for routes only these
     };
     match result {
-        Ok(()) => next(hart, ctx, slot),
+        Ok(()) => after_store(hart, ctx, slot),
         Err(t) => trap_at(hart, ctx, s, t),
     }
 }

@@ -100,6 +100,10 @@ fn translate<P: Platform>(
         cacheable: true,
     } = target
     {
+        // Stores to a page holding code must keep taking the slow path (see `CodePages`).
+        if access == Access::Write && hart.code_pages.contains(host as usize) {
+            return Ok(target);
+        }
         let page_offset = (va & crate::cpu::tlb::PAGE_MASK) as usize;
         hart.tlb.insert(va, access, host.wrapping_sub(page_offset));
     }
@@ -153,6 +157,7 @@ fn store_slow<T: MemValue, P: Platform>(
         Target::Ram { host, .. } => {
             // SAFETY: the platform returned a host pointer to writable guest RAM.
             unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+            hart.code_pages.note_store(host as usize);
             Ok(())
         }
         Target::Mmio { paddr } => plat.mmio_write(hart, paddr, T::SIZE, value.to_u64()),
@@ -171,14 +176,14 @@ pub fn amo<P: Platform>(
     if va & 3 != 0 {
         return Err(Trap::new(Exception::StoreMisaligned, va));
     }
-    let host = match hart.tlb.lookup(va, Access::Write) {
-        Some(h) if hart.tlb.lookup(va, Access::Read).is_some() => h,
+    let (host, translated) = match hart.tlb.lookup(va, Access::Write) {
+        Some(h) if hart.tlb.lookup(va, Access::Read).is_some() => (h, false),
         _ => {
             // An AMO needs both permissions; a failing read permission is a store/AMO fault.
             let read = translate(hart, plat, va, Access::Read).map_err(as_store_fault)?;
             let write = translate(hart, plat, va, Access::Write)?;
             match (read, write) {
-                (Target::Ram { .. }, Target::Ram { host, .. }) => host as usize,
+                (Target::Ram { .. }, Target::Ram { host, .. }) => (host as usize, true),
                 (_, Target::Mmio { paddr }) | (Target::Mmio { paddr }, _) => {
                     let old = plat.mmio_read(hart, paddr, 4).map_err(as_store_fault)? as u32;
                     plat.mmio_write(hart, paddr, 4, f(old) as u64)?;
@@ -193,6 +198,10 @@ pub fn amo<P: Platform>(
     let old = unsafe { p.read() };
     // SAFETY: as above.
     unsafe { p.write(f(old)) };
+    // Code pages never have write TLB entries, so only a translated access can hit one.
+    if translated {
+        hart.code_pages.note_store(host);
+    }
     Ok(old)
 }
 

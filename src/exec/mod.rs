@@ -11,10 +11,15 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::cpu::tlb::CodePages;
 use crate::cpu::{Hart, Trap};
 use block::Block;
 use interp::{jump_slot, BlockExit, JumpEntry, RunCtx, RunState, Slot, JUMP_CACHE_SIZE};
 pub use platform::{Platform, Resume, Stop, Target};
+
+/// Blocks dropped by stores into their pages that may pile up before everything is flushed
+/// (their memory is held until then).
+const MAX_DEAD_BLOCKS: usize = 8192;
 
 /// An execution tier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -47,6 +52,8 @@ pub struct EngineStats {
     pub blocks_built: u64,
     pub blocks_run: u64,
     pub code_flushes: u64,
+    /// Blocks dropped because a store changed their page.
+    pub blocks_invalidated: u64,
     pub traps: u64,
     pub run_time: Duration,
 }
@@ -57,6 +64,10 @@ pub struct Engine {
     blocks: Vec<Block>,
     /// Block index by the host address of its first instruction.
     by_host: HashMap<usize, u32>,
+    /// Blocks by the host pages their instructions lie in (for invalidation on stores).
+    by_page: HashMap<usize, Vec<u32>>,
+    /// Blocks dropped by page invalidation whose memory is still held (freed on flush).
+    dead_blocks: usize,
     /// Recently used blocks by guest pc, validated against the host address; the interpreter
     /// follows it from block to block too.
     jump_cache: Box<[JumpEntry; JUMP_CACHE_SIZE]>,
@@ -71,6 +82,8 @@ impl Engine {
             config,
             blocks: Vec::new(),
             by_host: HashMap::new(),
+            by_page: HashMap::new(),
+            dead_blocks: 0,
             jump_cache: Box::new([JumpEntry::EMPTY; JUMP_CACHE_SIZE]),
             stats: EngineStats::default(),
             built_for: None,
@@ -83,11 +96,46 @@ impl Engine {
     }
 
     /// Drop every decoded block (code may have changed).
-    pub fn flush_code(&mut self) {
+    pub fn flush_code(&mut self, hart: &mut Hart) {
+        hart.code_pages.clear();
         self.blocks.clear();
         self.by_host.clear();
+        self.by_page.clear();
+        self.dead_blocks = 0;
         self.jump_cache.fill(JumpEntry::EMPTY);
         self.stats.code_flushes += 1;
+    }
+
+    /// A store changed code pages (`hart.code_pages` lists them): drop the blocks in them.
+    /// Their slot arrays stay allocated (a block may be dropped by a store of its own, and is
+    /// still running then) until enough pile up to flush everything.
+    fn invalidate_written_pages(&mut self, hart: &mut Hart) {
+        let mut dropped = Vec::new();
+        for page in hart.code_pages.take_written() {
+            let Some(indices) = self.by_page.remove(&page) else {
+                continue;
+            };
+            for idx in indices {
+                let host = self.blocks[idx as usize].host;
+                if self.by_host.get(&host) == Some(&idx) {
+                    self.by_host.remove(&host);
+                    dropped.push(host);
+                }
+            }
+        }
+        if dropped.is_empty() {
+            return;
+        }
+        self.dead_blocks += dropped.len();
+        self.stats.blocks_invalidated += dropped.len() as u64;
+        for entry in self.jump_cache.iter_mut() {
+            if dropped.contains(&entry.host) {
+                *entry = JumpEntry::EMPTY;
+            }
+        }
+        if self.dead_blocks > MAX_DEAD_BLOCKS {
+            self.flush_code(hart);
+        }
     }
 
     /// Find or build the block at `hart.pc`; returns its first slot.
@@ -109,6 +157,16 @@ impl Engine {
             None => {
                 let b = block::build(hart, plat, pc, host)?;
                 let idx = self.blocks.len() as u32;
+                // Its pages now hold code: stores to them must take the slow path.
+                for h in std::iter::once(host).chain(b.straddle) {
+                    if hart.code_pages.insert(h) {
+                        hart.tlb.flush_writes_to(CodePages::page_of(h));
+                    }
+                    self.by_page
+                        .entry(CodePages::page_of(h))
+                        .or_default()
+                        .push(idx);
+                }
                 self.blocks.push(b);
                 self.by_host.insert(host, idx);
                 self.stats.blocks_built += 1;
@@ -134,7 +192,7 @@ impl Engine {
         let platform = TypeId::of::<P>();
         if self.built_for != Some(platform) {
             if !self.blocks.is_empty() {
-                self.flush_code();
+                self.flush_code(hart);
             }
             self.built_for = Some(platform);
         }
@@ -187,16 +245,22 @@ impl Engine {
                         break stop;
                     }
                 }
-                BlockExit::FlushCode => self.flush_code(),
+                BlockExit::FlushCode => self.flush_code(hart),
+                BlockExit::CodeWritten => {}
                 BlockExit::Trap(trap) => {
                     self.stats.traps += 1;
                     // SAFETY: as above.
                     match unsafe { &mut *ctx.plat }.handle_trap(hart, trap) {
                         Ok(Resume::Continue) => {}
-                        Ok(Resume::FlushCode) => self.flush_code(),
+                        Ok(Resume::FlushCode) => self.flush_code(hart),
                         Err(stop) => break stop,
                     }
                 }
+            }
+            // Stores into code pages (by a block or by trap handling such as misaligned
+            // emulation) drop that code before anything else runs.
+            if hart.code_pages.any_written() {
+                self.invalidate_written_pages(hart);
             }
         };
         blocks_run += ctx.state.chained;
