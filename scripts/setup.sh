@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 apt_packages=(gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu qemu-user qemu-system-misc
-              python3-pip build-essential cmake bzip2 xz-utils dpkg-dev)
+              python3-pip build-essential cmake bzip2 xz-utils dpkg-dev e2fsprogs tmux)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use rv32vm::exec::{EngineConfig, Tier};
+use rv32vm::machine::console::Script;
 
 #[derive(Parser)]
 #[command(name = "rv32vm", version, about = "A 32-bit RISC-V virtual machine")]
@@ -49,12 +50,22 @@ struct BootArgs {
     /// Stop after this many seconds of wall-clock time (exit status 124).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
-    /// Execution tier for every block.
-    #[arg(long, default_value = "interp", value_parser = parse_tier)]
-    tier: Tier,
+    #[command(flatten)]
+    engine: EngineArgs,
     /// Print engine statistics to stderr at exit.
     #[arg(long)]
     stats: bool,
+    /// Wait until the console shows PATTERN (literal text, or `re:REGEX`), then type the
+    /// matching --send. Given in pairs with --send, in order.
+    #[arg(long, value_name = "PATTERN")]
+    expect: Vec<String>,
+    /// Text to type (followed by Enter) once the matching --expect pattern has appeared.
+    /// Escapes: \n \r \t \\ \xHH.
+    #[arg(long, value_name = "TEXT")]
+    send: Vec<String>,
+    /// Also write everything the guest prints on the console to FILE.
+    #[arg(long, value_name = "FILE")]
+    console_log: Option<PathBuf>,
 }
 
 /// Parse a memory size: bytes, or a number with K, M or G.
@@ -109,8 +120,10 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         dtb: args.dtb,
         dump_dtb: args.dump_dtb,
         timeout: args.timeout.map(std::time::Duration::from_secs),
-        engine: EngineConfig { tier: args.tier },
+        engine: args.engine.config(),
         stats: args.stats,
+        script: Script::new(&args.expect, &args.send)?,
+        console_log: args.console_log,
     };
     Ok(rv32vm::machine::boot::run(&opts)?)
 }
@@ -129,9 +142,8 @@ struct RunArgs {
     /// Let misaligned loads and stores go to the host directly instead of trapping.
     #[arg(short = 'm', long)]
     allow_misaligned: bool,
-    /// Execution tier for every block.
-    #[arg(long, default_value = "interp", value_parser = parse_tier)]
-    tier: Tier,
+    #[command(flatten)]
+    engine: EngineArgs,
     /// Print engine statistics to stderr at exit.
     #[arg(long)]
     stats: bool,
@@ -140,6 +152,31 @@ struct RunArgs {
     /// Arguments passed to the program.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
+}
+
+/// Engine options shared by `run` and `boot`.
+#[derive(Args)]
+struct EngineArgs {
+    /// Execution tier: `interp`, `t1` (compile every block before it first runs) or `auto`
+    /// (interpreter, then tier 1 for blocks that ran --t1-threshold times).
+    #[arg(long, default_value = "interp", value_parser = parse_tier)]
+    tier: Tier,
+    /// With --tier auto: compile a block after it ran this many times.
+    #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T1_THRESHOLD)]
+    t1_threshold: u32,
+    /// Do not chain compiled blocks with patched jumps.
+    #[arg(long)]
+    no_chain: bool,
+}
+
+impl EngineArgs {
+    fn config(&self) -> EngineConfig {
+        EngineConfig {
+            tier: self.tier,
+            t1_threshold: self.t1_threshold,
+            chain: !self.no_chain,
+        }
+    }
 }
 
 fn parse_tier(name: &str) -> Result<Tier, String> {
@@ -164,7 +201,7 @@ fn exit_status(code: i32) -> ExitCode {
 }
 
 fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
-    let engine = EngineConfig { tier: args.tier };
+    let engine = args.engine.config();
     if args.bare {
         if !args.args.is_empty() {
             return Err("--bare programs take no arguments".into());

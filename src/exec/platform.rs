@@ -24,6 +24,8 @@ pub enum Stop {
     Reset,
     /// The instruction budget given to the engine ran out.
     InsnLimit,
+    /// The user asked for statistics (console `Ctrl-A s`): report them; the run may resume.
+    Stats,
     /// The guest died (fatal signal in user mode, unhandled trap, ...). The message says why;
     /// the status is what the process should exit with.
     Fatal { status: i32, message: String },

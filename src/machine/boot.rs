@@ -1,14 +1,16 @@
 //! `rv32vm boot`: read the kernel, initrd, firmware and device tree, place them in RAM, set up
 //! the hart as the boot protocol says, and run until the guest powers off.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::console::{ConsoleOut, Script};
 use super::fdt::{self, FdtConfig};
 use super::loader::{self, Kernel, LoadError};
 use super::map;
 use super::system::{FirmwareMode, System, SystemError};
+use super::terminal::{self, HostRequests, RawTerminal};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
 use crate::cpu::{Hart, Priv};
 use crate::exec::{Engine, EngineConfig, Stop};
@@ -27,6 +29,10 @@ pub struct BootOptions {
     pub timeout: Option<Duration>,
     pub engine: EngineConfig,
     pub stats: bool,
+    /// `--expect`/`--send` pairs to play against the console.
+    pub script: Script,
+    /// `--console-log`: a copy of everything the guest prints.
+    pub console_log: Option<PathBuf>,
 }
 
 /// Why the machine could not boot.
@@ -56,6 +62,11 @@ pub enum BootError {
     System(#[from] SystemError),
     #[error("--memory must be between 16 MiB and 2 GiB, got {0} bytes")]
     MemorySize(u64),
+    #[error("cannot create the console log {path}: {source}")]
+    ConsoleLog {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, BootError> {
@@ -143,31 +154,83 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         dtb,
         layout,
     };
+    let log = match &opts.console_log {
+        Some(path) => Some(
+            std::fs::File::create(path).map_err(|source| BootError::ConsoleLog {
+                path: path.clone(),
+                source,
+            })?,
+        ),
+        None => None,
+    };
     let console_input = rv32vm_devices::UartInput::new();
-    spawn_console_reader(console_input.clone());
+    let console = ConsoleOut::new(log, opts.script.clone(), console_input.clone());
+    let requests = Arc::new(HostRequests::default());
+    let interactive = terminal::stdin_is_terminal();
+    terminal::install_signal_handlers();
+    let mut raw_terminal = if interactive {
+        match RawTerminal::enable() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!("cannot put the terminal in raw mode: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    terminal::spawn_reader(console_input.clone(), raw_terminal.is_some(), requests.clone());
     let deadline = opts.timeout.map(|t| (Instant::now() + t, t));
-    loop {
-        let (mut system, mut hart) = power_on(&images, opts, console_input.clone())?;
+    let connections = Connections {
+        console,
+        console_input,
+        requests,
+    };
+    let newline = if raw_terminal.is_some() { "\r\n" } else { "\n" };
+    let status = loop {
+        let (mut system, mut hart) = power_on(&images, opts, &connections)?;
         system.deadline = deadline;
         let mut engine = Engine::new(opts.engine.clone());
-        let stop = engine.run(&mut hart, &mut system, None);
+        let stop = loop {
+            match engine.run(&mut hart, &mut system, None) {
+                Stop::Stats => {
+                    system.flush_console();
+                    let report = crate::format_stats(&engine, &hart).replace('\n', newline);
+                    eprint!("{newline}{report}");
+                }
+                stop => break stop,
+            }
+        };
         system.flush_console();
         if opts.stats {
             crate::report_stats(&engine, &hart);
         }
-        return Ok(match stop {
+        match stop {
             Stop::Reset => {
                 tracing::info!("guest requested a reset: rebooting");
                 continue;
             }
-            Stop::Exit(code) => code,
-            Stop::InsnLimit => 124,
-            Stop::Fatal { status, message } => {
-                eprintln!("rv32vm: {message}");
-                status
-            }
-        });
-    }
+            Stop::Exit(code) => break Ok(code),
+            Stop::InsnLimit | Stop::Stats => break Ok(124),
+            Stop::Fatal { status, message } => break Err((status, message)),
+        }
+    };
+    // Messages go to a terminal in its normal mode.
+    drop(raw_terminal.take());
+    Ok(match status {
+        Ok(code) => code,
+        Err((status, message)) => {
+            eprintln!("rv32vm: {message}");
+            status
+        }
+    })
+}
+
+/// The host ends of the machine's devices, kept across guest reboots.
+struct Connections {
+    console: ConsoleOut,
+    console_input: rv32vm_devices::UartInput,
+    requests: Arc<HostRequests>,
 }
 
 /// Everything loaded from disk, and where it goes.
@@ -184,7 +247,7 @@ struct Images {
 fn power_on(
     images: &Images,
     opts: &BootOptions,
-    console_input: rv32vm_devices::UartInput,
+    connections: &Connections,
 ) -> Result<(System, Hart), BootError> {
     let Images {
         kernel,
@@ -198,7 +261,13 @@ fn power_on(
     } else {
         FirmwareMode::Builtin
     };
-    let mut system = System::new(opts.memory, firmware, console_input)?;
+    let mut system = System::new(
+        opts.memory,
+        firmware,
+        connections.console.clone(),
+        connections.console_input.clone(),
+        connections.requests.clone(),
+    )?;
     let placed = |ok: bool, what: &'static str, size: usize| {
         if ok {
             Ok(())
@@ -256,25 +325,4 @@ fn power_on(
         }
     }
     Ok((system, hart))
-}
-
-/// Feed stdin to the UART from a thread of its own: the CPU never blocks on input.
-fn spawn_console_reader(input: rv32vm_devices::UartInput) {
-    let spawned = std::thread::Builder::new()
-        .name("console-input".into())
-        .spawn(move || {
-            let mut stdin = std::io::stdin();
-            let mut buf = [0u8; 256];
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        input.push(&buf[..n]);
-                    }
-                }
-            }
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("no console input: cannot start the reader thread: {e}");
-    }
 }

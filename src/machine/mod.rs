@@ -3,10 +3,12 @@
 //! and the device tree generator, the loader, the system platform and `boot`.
 
 pub mod boot;
+pub mod console;
 pub mod fdt;
 pub mod loader;
 pub mod ram;
 pub mod system;
+pub mod terminal;
 
 /// The physical memory map (QEMU `virt` layout, DESIGN.md §3).
 pub mod map {

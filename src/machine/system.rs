@@ -2,6 +2,7 @@
 //! between devices and `mip`, the built-in SBI (or an external M-mode firmware), and idling.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rv32vm_devices::{
@@ -9,7 +10,9 @@ use rv32vm_devices::{
 };
 use rv32vm_firmware::sbi::{self, ResetKind, SbiCall, SbiHost};
 
+use super::console::ConsoleOut;
 use super::map;
+use super::terminal::{self, HostRequests};
 use super::ram::GuestRam;
 use crate::cpu::csr::{IRQ_MEI, IRQ_MSI, IRQ_MTI, IRQ_SEI, IRQ_STI};
 use crate::cpu::mmu::{access_fault, PageTableMemory};
@@ -20,32 +23,6 @@ use crate::exec::{Platform, Resume, Stop, Target};
 const POLL_INTERVAL_BLOCKS: u32 = 256;
 /// Longest single host sleep while the guest waits for an interrupt.
 const MAX_IDLE_SLEEP: Duration = Duration::from_millis(10);
-
-/// The console output: the guest's UART bytes go to the host's stdout.
-pub struct ConsoleOut {
-    buf: Vec<u8>,
-}
-
-impl Write for ConsoleOut {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= 4096 || data.contains(&b'\n') {
-            self.flush()?;
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if !self.buf.is_empty() {
-            let mut out = std::io::stdout().lock();
-            // A closed stdout must not stop the guest: drop the bytes.
-            let _ = out.write_all(&self.buf);
-            let _ = out.flush();
-            self.buf.clear();
-        }
-        Ok(())
-    }
-}
 
 /// Which firmware serves the S-mode kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +43,10 @@ pub struct System {
     syscon: DeviceId<Syscon>,
     rtc: DeviceId<GoldfishRtc>,
     pub console_input: UartInput,
+    /// The console output's shared state (for reports).
+    console: ConsoleOut,
+    /// Quit and statistics requests from the console's escape keys.
+    requests: Arc<HostRequests>,
     firmware: FirmwareMode,
     /// The built-in SBI's S-mode timer deadline.
     sbi_timer: u64,
@@ -91,17 +72,15 @@ impl System {
     pub fn new(
         ram_size: u32,
         firmware: FirmwareMode,
+        console: ConsoleOut,
         console_input: UartInput,
+        requests: Arc<HostRequests>,
     ) -> Result<System, SystemError> {
         let ram = GuestRam::new(map::RAM_BASE, ram_size)?;
         let mut plic = Plic::new();
         let uart_irq = plic.irq_line(map::UART_IRQ)?;
         let rtc_irq = plic.irq_line(map::RTC_IRQ)?;
-        let uart = Uart::with_input(
-            uart_irq,
-            ConsoleOut { buf: Vec::new() },
-            console_input.clone(),
-        );
+        let uart = Uart::with_input(uart_irq, console.clone(), console_input.clone());
         let mut bus = Bus::new();
         let syscon = bus.insert(map::SYSCON_BASE as u64, map::SYSCON_SIZE, Syscon::new())?;
         let rtc = bus.insert(
@@ -121,6 +100,8 @@ impl System {
             syscon,
             rtc,
             console_input,
+            console,
+            requests,
             firmware,
             sbi_timer: u64::MAX,
             polls: 0,
@@ -180,14 +161,23 @@ impl System {
         hart.csr.mip = hart.csr.mip & !mask | set;
         if let Some((deadline, limit)) = self.deadline {
             if Instant::now() >= deadline {
-                self.stop = Some(Stop::Fatal {
-                    status: 124,
-                    message: format!(
-                        "timeout: the guest did not finish within {} s",
-                        limit.as_secs()
-                    ),
-                });
+                self.stop = Some(self.timeout_stop(limit));
             }
+        }
+        if let Some(sig) = terminal::take_signal() {
+            self.stop = Some(Stop::Fatal {
+                status: 128 + sig,
+                message: format!("terminated by signal {sig}"),
+            });
+        }
+        if self.requests.take_quit() {
+            self.stop = Some(Stop::Fatal {
+                status: 0,
+                message: "quit (Ctrl-A x)".into(),
+            });
+        }
+        if self.requests.take_stats() {
+            self.stop = Some(Stop::Stats);
         }
         if let Some(event) = self
             .bus
@@ -199,6 +189,23 @@ impl System {
                 PowerEvent::Failure { exit_code } => Stop::Exit(exit_code.max(1) as i32),
                 PowerEvent::Reset => Stop::Reset,
             });
+        }
+    }
+
+    /// The stop for `--timeout`: what the script waited for and the last console lines.
+    fn timeout_stop(&mut self, limit: Duration) -> Stop {
+        self.flush_console();
+        let waiting = match self.console.pending_step() {
+            Some((n, pattern)) => format!(" (still waiting for --expect {pattern}, step {n})"),
+            None => String::new(),
+        };
+        Stop::Fatal {
+            status: 124,
+            message: format!(
+                "timeout: the guest did not finish within {} s{waiting}; last console lines:\n{}",
+                limit.as_secs(),
+                self.console.tail().trim_end_matches('\n')
+            ),
         }
     }
 
