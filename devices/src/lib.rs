@@ -9,7 +9,8 @@
 //! - [`plic`]: SiFive PLIC, hart 0 M- and S-mode contexts (mip.MEIP / mip.SEIP),
 //! - [`clint`]: CLINT `msip` / `mtimecmp` / `mtime` (mip.MSIP / mip.MTIP),
 //! - [`syscon`]: `sifive,test0` power-off and reset,
-//! - [`rtc`]: goldfish RTC (PLIC source 11).
+//! - [`rtc`]: goldfish RTC (PLIC source 11),
+//! - [`virtio`]: virtio-mmio transport with virtio-blk and virtio-rng (PLIC sources 1..=8).
 //!
 //! Every device accepts any offset and any access size without panicking: what it does not
 //! implement reads as 0 and ignores writes.
@@ -57,6 +58,7 @@ mod regs;
 pub mod rtc;
 pub mod syscon;
 pub mod uart;
+pub mod virtio;
 
 #[cfg(test)]
 mod hammer_tests;
@@ -68,3 +70,4 @@ pub use plic::Plic;
 pub use rtc::{GoldfishRtc, ManualClock, SystemClock, WallClock};
 pub use syscon::{PowerEvent, Syscon};
 pub use uart::{Uart, UartInput};
+pub use virtio::{Disk, DiskError, DiskOptions, VirtioBlk, VirtioMmio, VirtioRng};
