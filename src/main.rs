@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use rv32vm::exec::{EngineConfig, Tier};
 use rv32vm::machine::console::Script;
+use rv32vm_devices::virtio::DiskOptions;
 
 #[derive(Parser)]
 #[command(name = "rv32vm", version, about = "A 32-bit RISC-V virtual machine")]
@@ -29,12 +30,19 @@ struct BootArgs {
     /// Kernel: a RISC-V Image or an ELF (default: the bundled images/Image).
     #[arg(long, value_name = "FILE")]
     kernel: Option<PathBuf>,
-    /// Initial ramdisk (default with the bundled kernel: images/initramfs.cpio.gz).
+    /// Initial ramdisk, e.g. images/initramfs.cpio.gz.
     #[arg(long, value_name = "FILE")]
     initrd: Option<PathBuf>,
-    /// Kernel command line.
-    #[arg(long, value_name = "ARGS", default_value = "console=ttyS0")]
-    append: String,
+    /// A virtio-blk disk backed by FILE (raw image); `ro` makes it read-only, `snapshot` keeps
+    /// the guest's writes in memory so FILE never changes. Repeat for more disks (vda, vdb,
+    /// ...). With neither --disk nor --initrd, the bundled kernel gets the bundled
+    /// images/rootfs.ext2 as a snapshot disk.
+    #[arg(long, value_name = "FILE[,ro][,snapshot]", value_parser = parse_disk)]
+    disk: Vec<(PathBuf, DiskOptions)>,
+    /// Kernel command line (default: `console=ttyS0`, plus `root=/dev/vda rw` when booting
+    /// from a disk without an initrd).
+    #[arg(long, value_name = "ARGS")]
+    append: Option<String>,
     /// Guest RAM, e.g. 256M or 1G.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     memory: u32,
@@ -98,15 +106,42 @@ fn images_dir() -> PathBuf {
     PathBuf::from("images")
 }
 
+/// Parse `--disk FILE[,ro][,snapshot]`.
+fn parse_disk(text: &str) -> Result<(PathBuf, DiskOptions), String> {
+    let mut parts = text.split(',');
+    let path = parts.next().filter(|p| !p.is_empty()).ok_or("--disk needs a file name")?;
+    let mut options = DiskOptions::default();
+    for flag in parts {
+        match flag {
+            "ro" => options.read_only = true,
+            "snapshot" => options.snapshot = true,
+            other => return Err(format!("unknown disk option `{other}` (known: ro, snapshot)")),
+        }
+    }
+    Ok((PathBuf::from(path), options))
+}
+
 fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let images = images_dir();
     let bundled = args.kernel.is_none();
     let kernel = args.kernel.unwrap_or_else(|| images.join("Image"));
-    let initrd = match args.initrd {
-        Some(p) => Some(p),
-        None if bundled => Some(images.join("initramfs.cpio.gz")),
-        None => None,
-    };
+    let mut disks = args.disk;
+    if bundled && disks.is_empty() && args.initrd.is_none() {
+        // The bundled root filesystem is never modified: its writes stay in memory.
+        let snapshot = DiskOptions {
+            read_only: false,
+            snapshot: true,
+        };
+        disks.push((images.join("rootfs.ext2"), snapshot));
+    }
+    let initrd = args.initrd;
+    let append = args.append.unwrap_or_else(|| {
+        if initrd.is_none() && !disks.is_empty() {
+            "console=ttyS0 root=/dev/vda rw".to_string()
+        } else {
+            "console=ttyS0".to_string()
+        }
+    });
     let bios = match args.bios.as_str() {
         "builtin" => None,
         file => Some(PathBuf::from(file)),
@@ -114,7 +149,7 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let opts = rv32vm::machine::boot::BootOptions {
         kernel,
         initrd,
-        append: args.append,
+        append,
         memory: args.memory,
         bios,
         dtb: args.dtb,
@@ -124,6 +159,7 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         stats: args.stats,
         script: Script::new(&args.expect, &args.send)?,
         console_log: args.console_log,
+        disks,
     };
     Ok(rv32vm::machine::boot::run(&opts)?)
 }

@@ -186,22 +186,27 @@ impl Drop for Tmux {
     }
 }
 
+/// `rv32vm` with no arguments in a terminal: the bundled kernel with its root filesystem on
+/// /dev/vda, an interactive shell.
 #[test]
 fn interactive_console_in_a_terminal() {
     let before = scratch("stty-before.txt");
     let after = scratch("stty-after.txt");
     let _ = std::fs::remove_file(&after);
     let script = format!(
-        "stty -a > {before}; {bin} boot --kernel {img}/Image --initrd {img}/initramfs.cpio.gz \
-         --timeout 300; echo RV32VM-EXIT=$?; stty -a > {after}; sleep 600",
+        "stty -a > {before}; {bin}; echo RV32VM-EXIT=$?; stty -a > {after}; sleep 600",
         before = before.display(),
         after = after.display(),
         bin = env!("CARGO_BIN_EXE_rv32vm"),
-        img = images().display(),
     );
     let tmux = Tmux::start("rv32vm-console-test", &script);
     let boot_limit = Duration::from_secs(120);
     tmux.wait_for("the shell prompt", boot_limit, |s| s.contains(PROMPT));
+    tmux.literal("grep -c ' / ext4' /proc/mounts; cat /sys/block/vda/size");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("root on /dev/vda", boot_limit, |s| {
+        s.lines().any(|l| l.trim_end() == "16384")
+    });
 
     // Typing reaches the guest shell and its output comes back.
     tmux.literal("echo typed-$((40+2))");

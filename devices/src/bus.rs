@@ -35,6 +35,20 @@ pub trait MmioDevice: Any + Send {
     }
 }
 
+/// What stays in a device's slot after [`Bus::take`] (its range is unmapped, so it is never
+/// reached).
+struct Removed;
+
+impl MmioDevice for Removed {
+    fn read(&mut self, _offset: u64, _size: u8) -> u64 {
+        0
+    }
+    fn write(&mut self, _offset: u64, _size: u8, _value: u64) {}
+    fn name(&self) -> &'static str {
+        "removed"
+    }
+}
+
 /// Why a device could not be placed on the bus.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BusError {
@@ -72,7 +86,8 @@ pub enum BusError {
 
 /// A typed handle to a device on a [`Bus`], returned by [`Bus::insert`].
 ///
-/// It is only an index: it stays valid for the life of the bus (devices are never removed).
+/// It is only an index: it stays valid for the life of the bus (a device taken off with
+/// [`Bus::take`] leaves an empty slot behind).
 pub struct DeviceId<T> {
     index: usize,
     device_type: PhantomData<fn() -> T>,
@@ -270,6 +285,19 @@ impl Bus {
     pub fn device_mut<T: MmioDevice>(&mut self, id: DeviceId<T>) -> Option<&mut T> {
         let device: &mut dyn Any = self.devices.get_mut(id.index)?.as_mut();
         device.downcast_mut::<T>()
+    }
+
+    /// Take `id`'s device off the bus and return it; its range becomes unmapped. Used to carry
+    /// a device's host-side state (a disk and its snapshot overlay) across a guest reboot.
+    pub fn take<T: MmioDevice>(&mut self, id: DeviceId<T>) -> Option<T> {
+        let slot = self.devices.get_mut(id.index)?;
+        if !(slot.as_ref() as &dyn Any).is::<T>() {
+            return None;
+        }
+        let taken = std::mem::replace(slot, Box::new(Removed));
+        self.ranges.retain(|range| range.device != id.index);
+        let taken: Box<dyn Any> = taken;
+        taken.downcast::<T>().ok().map(|device| *device)
     }
 
     /// The mapped ranges in address order (for the device tree and diagnostics).
@@ -475,5 +503,22 @@ mod tests {
                 "{addr:#x}"
             );
         }
+    }
+
+    #[test]
+    fn take_returns_the_device_and_unmaps_it() {
+        let mut bus = Bus::new();
+        let a = bus.insert(0x1000, 0x100, Probe::default()).expect("insert");
+        let b = bus.insert(0x2000, 0x100, Other).expect("insert");
+        bus.write(0x1004, 4, 0x1234_5678);
+        let taken = bus.take(a).expect("device taken");
+        assert_eq!(taken.last_write, Some((4, 4, 0x1234_5678)));
+        assert!(!bus.is_mapped(0x1004));
+        assert_eq!(bus.read(0x1004, 4), None);
+        assert_eq!(bus.read(0x2004, 4), Some(0xaa));
+        assert!(bus.take(a).is_none(), "taken twice");
+        assert!(bus.device(b).is_some());
+        // The range is free again.
+        bus.insert(0x1000, 0x100, Probe::default()).expect("reinsert");
     }
 }

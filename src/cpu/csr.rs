@@ -102,6 +102,8 @@ const S_IRQS: u32 = IRQ_SSI | IRQ_STI | IRQ_SEI;
 const ALL_IRQS: u32 = S_IRQS | IRQ_MSI | IRQ_MTI | IRQ_MEI;
 /// mip bits software may write from M-mode (the others are driven by devices).
 const MIP_WRITABLE: u32 = IRQ_SSI | IRQ_STI | IRQ_SEI;
+/// mcounteren.TM: lower privilege levels may read `time` (and, with Sstc, access stimecmp).
+const MCOUNTEREN_TM: u32 = 1 << 1;
 /// Exceptions that may be delegated to S-mode (all but ecall-from-M).
 const MEDELEG_WRITABLE: u32 = 0xb3ff;
 
@@ -284,7 +286,10 @@ impl Hart {
             STVAL => c.stval,
             SIP => c.mip & c.mideleg & S_IRQS,
             STIMECMP | STIMECMPH => {
-                if self.prv < Priv::Machine && c.menvcfg >> 63 == 0 {
+                // Sstc: below M, both menvcfg.STCE and mcounteren.TM must be set.
+                if self.prv < Priv::Machine
+                    && (c.menvcfg >> 63 == 0 || c.mcounteren & MCOUNTEREN_TM == 0)
+                {
                     return illegal;
                 }
                 if num == STIMECMP {
@@ -338,6 +343,7 @@ impl Hart {
         // Re-run the read-side checks (privilege, existence, FS, TVM, STCE).
         self.csr_read(num, raw)?;
         let mut effect = CsrEffect::default();
+        let mut stimer_changed = false;
         let c = &mut self.csr;
         match num {
             FFLAGS => {
@@ -375,8 +381,14 @@ impl Hart {
                 let mask = c.mideleg & IRQ_SSI;
                 c.mip = c.mip & !mask | value & mask;
             }
-            STIMECMP => c.stimecmp = c.stimecmp & !0xffff_ffff | value as u64,
-            STIMECMPH => c.stimecmp = c.stimecmp & 0xffff_ffff | (value as u64) << 32,
+            STIMECMP => {
+                c.stimecmp = c.stimecmp & !0xffff_ffff | value as u64;
+                stimer_changed = true;
+            }
+            STIMECMPH => {
+                c.stimecmp = c.stimecmp & 0xffff_ffff | (value as u64) << 32;
+                stimer_changed = true;
+            }
             SATP => {
                 // MODE (Bare or Sv32), 9-bit ASID and 22-bit PPN are all writable.
                 c.satp = value;
@@ -396,7 +408,8 @@ impl Hart {
             MENVCFG => c.menvcfg = c.menvcfg & !0xffff_ffff | (value & 1) as u64,
             MENVCFGH => {
                 // STCE (bit 63) only.
-                c.menvcfg = c.menvcfg & 0xffff_ffff | ((value as u64 & (1 << 31)) << 32)
+                c.menvcfg = c.menvcfg & 0xffff_ffff | ((value as u64 & (1 << 31)) << 32);
+                stimer_changed = true;
             }
             MCOUNTINHIBIT => c.mcountinhibit = value & 0xffff_fffd,
             0x323..=0x33f => {}
@@ -404,7 +417,15 @@ impl Hart {
             MEPC => c.mepc = value & !1,
             MCAUSE => c.mcause = value,
             MTVAL => c.mtval = value,
-            MIP => c.mip = c.mip & !MIP_WRITABLE | value & MIP_WRITABLE,
+            MIP => {
+                // With Sstc on, STIP reflects stimecmp and is read-only.
+                let writable = if c.menvcfg >> 63 != 0 {
+                    MIP_WRITABLE & !IRQ_STI
+                } else {
+                    MIP_WRITABLE
+                };
+                c.mip = c.mip & !writable | value & writable;
+            }
             0x3a0..=0x3a3 => {
                 // Locked entries (L bit) ignore writes.
                 let i = (num - PMPCFG0) as usize;
@@ -442,10 +463,27 @@ impl Hart {
             0xb03..=0xb1f | 0xb83..=0xb9f => {}
             _ => return Err(Trap::illegal(raw)),
         }
+        if stimer_changed {
+            self.update_sstc_stip();
+        }
         if effect.translation_changed {
             self.tlb.flush();
         }
         Ok(effect)
+    }
+
+    /// With Sstc on (menvcfg.STCE), STIP is the level `time >= stimecmp`. Set it as soon as
+    /// stimecmp or STCE changes, so that reading mip right after the write sees the new level
+    /// (the platform also re-samples it between blocks, as time passes).
+    fn update_sstc_stip(&mut self) {
+        if self.csr.menvcfg >> 63 == 0 {
+            return;
+        }
+        if self.time() >= self.csr.stimecmp {
+            self.csr.mip |= IRQ_STI;
+        } else {
+            self.csr.mip &= !IRQ_STI;
+        }
     }
 }
 
@@ -485,6 +523,38 @@ mod tests {
     fn read_only_csr_write_is_illegal() {
         let mut h = Hart::new();
         assert!(h.csr_write(MHARTID, 1, 0).is_err());
+    }
+
+    #[test]
+    fn sstc_stip_follows_stimecmp_and_is_read_only_in_mip() {
+        let mut h = Hart::new();
+        h.csr_write(MENVCFGH, 1 << 31, 0).unwrap();
+        assert_eq!(h.csr.mip & IRQ_STI, 0, "stimecmp starts at the maximum");
+        h.csr_write(STIMECMPH, 0, 0).unwrap();
+        h.csr_write(STIMECMP, 0, 0).unwrap();
+        assert_ne!(h.csr.mip & IRQ_STI, 0, "time >= 0 at once");
+        h.csr_write(MIP, 0, 0).unwrap();
+        assert_ne!(h.csr.mip & IRQ_STI, 0, "mip.STIP is read-only with STCE");
+        h.csr_write(STIMECMPH, u32::MAX, 0).unwrap();
+        assert_eq!(h.csr.mip & IRQ_STI, 0);
+        // Without STCE, M-mode software owns STIP.
+        h.csr_write(MENVCFGH, 0, 0).unwrap();
+        h.csr_write(MIP, IRQ_STI, 0).unwrap();
+        assert_ne!(h.csr.mip & IRQ_STI, 0);
+    }
+
+    #[test]
+    fn supervisor_stimecmp_needs_stce_and_mcounteren_tm() {
+        let mut h = Hart::new();
+        h.prv = Priv::Supervisor;
+        h.csr.menvcfg = 1 << 63;
+        assert!(h.csr_read(STIMECMP, 0).is_err(), "TM clear");
+        h.csr.mcounteren = MCOUNTEREN_TM;
+        assert!(h.csr_read(STIMECMP, 0).is_ok());
+        h.csr.menvcfg = 0;
+        assert!(h.csr_read(STIMECMPH, 0).is_err(), "STCE clear");
+        h.prv = Priv::Machine;
+        assert!(h.csr_read(STIMECMP, 0).is_ok(), "M-mode always may");
     }
 
     #[test]

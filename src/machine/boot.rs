@@ -14,6 +14,7 @@ use super::terminal::{self, HostRequests, RawTerminal};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
 use crate::cpu::{Hart, Priv};
 use crate::exec::{Engine, EngineConfig, Stop};
+use rv32vm_devices::virtio::{Disk, DiskError, DiskOptions, VirtioBlk};
 
 /// What to boot and how.
 #[derive(Clone, Debug)]
@@ -33,6 +34,8 @@ pub struct BootOptions {
     pub script: Script,
     /// `--console-log`: a copy of everything the guest prints.
     pub console_log: Option<PathBuf>,
+    /// `--disk`: virtio-blk disks in slot order (the first is /dev/vda).
+    pub disks: Vec<(PathBuf, DiskOptions)>,
 }
 
 /// Why the machine could not boot.
@@ -62,6 +65,8 @@ pub enum BootError {
     System(#[from] SystemError),
     #[error("--memory must be between 16 MiB and 2 GiB, got {0} bytes")]
     MemorySize(u64),
+    #[error("{0}")]
+    Disk(#[from] DiskError),
     #[error("cannot create the console log {path}: {source}")]
     ConsoleLog {
         path: PathBuf,
@@ -126,7 +131,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             ram_size: opts.memory as u64,
             bootargs: opts.append.clone(),
             initrd: layout.initrd,
-            virtio_slots: 0,
+            virtio_slots: System::virtio_slots(opts.disks.len()),
         })
         .map_err(|e| BootError::FdtBuild(format!("{e:?}")))?,
     };
@@ -154,6 +159,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         dtb,
         layout,
     };
+    let mut disks = opts
+        .disks
+        .iter()
+        .map(|(path, options)| Disk::open(path, *options).map(VirtioBlk::new))
+        .collect::<Result<Vec<_>, _>>()?;
     let log = match &opts.console_log {
         Some(path) => Some(
             std::fs::File::create(path).map_err(|source| BootError::ConsoleLog {
@@ -188,7 +198,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
     };
     let newline = if raw_terminal.is_some() { "\r\n" } else { "\n" };
     let status = loop {
-        let (mut system, mut hart) = power_on(&images, opts, &connections)?;
+        let (mut system, mut hart) = power_on(&images, opts, &connections, disks)?;
         system.deadline = deadline;
         let mut engine = Engine::new(opts.engine.clone());
         let stop = loop {
@@ -202,6 +212,9 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             }
         };
         system.flush_console();
+        // Whatever ended the run (poweroff, Ctrl-A x, a signal, a timeout), data the guest
+        // wrote reaches the disk files first.
+        disks = system.take_disks();
         if opts.stats {
             crate::report_stats(&engine, &hart);
         }
@@ -248,6 +261,7 @@ fn power_on(
     images: &Images,
     opts: &BootOptions,
     connections: &Connections,
+    disks: Vec<VirtioBlk>,
 ) -> Result<(System, Hart), BootError> {
     let Images {
         kernel,
@@ -267,6 +281,7 @@ fn power_on(
         connections.console.clone(),
         connections.console_input.clone(),
         connections.requests.clone(),
+        disks,
     )?;
     let placed = |ok: bool, what: &'static str, size: usize| {
         if ok {

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rv32vm_devices::virtio::{self, VirtioBlk, VirtioMmio, VirtioRng};
 use rv32vm_devices::{
     Bus, Clint, DeviceId, GoldfishRtc, Plic, PowerEvent, Syscon, Uart, UartInput,
 };
@@ -35,13 +36,16 @@ pub enum FirmwareMode {
 
 /// The machine as the engine sees it.
 pub struct System {
-    pub ram: GuestRam,
+    /// Before `ram`: devices hold views of RAM (virtio DMA) and must go first.
     pub bus: Bus,
+    pub ram: GuestRam,
     plic: DeviceId<Plic>,
     clint: DeviceId<Clint>,
     uart: DeviceId<Uart<ConsoleOut>>,
     syscon: DeviceId<Syscon>,
     rtc: DeviceId<GoldfishRtc>,
+    /// virtio-blk disks, in slot order (slot n = /dev/vd<a+n> in a Linux guest).
+    disks: Vec<DeviceId<VirtioMmio<VirtioBlk>>>,
     pub console_input: UartInput,
     /// The console output's shared state (for reports).
     console: ConsoleOut,
@@ -65,6 +69,10 @@ pub enum SystemError {
     Bus(#[from] rv32vm_devices::BusError),
     #[error("interrupt wiring: {0}")]
     Irq(#[from] rv32vm_devices::IrqError),
+    #[error("guest memory for virtio: {0}")]
+    VirtioMemory(String),
+    #[error("too many disks: at most {0} (virtio-mmio slots, one is the entropy device)")]
+    TooManyDisks(u32),
 }
 
 impl System {
@@ -75,11 +83,19 @@ impl System {
         console: ConsoleOut,
         console_input: UartInput,
         requests: Arc<HostRequests>,
+        disks: Vec<VirtioBlk>,
     ) -> Result<System, SystemError> {
         let ram = GuestRam::new(map::RAM_BASE, ram_size)?;
+        if disks.len() as u32 >= map::VIRTIO_SLOTS {
+            return Err(SystemError::TooManyDisks(map::VIRTIO_SLOTS - 1));
+        }
         let mut plic = Plic::new();
         let uart_irq = plic.irq_line(map::UART_IRQ)?;
         let rtc_irq = plic.irq_line(map::RTC_IRQ)?;
+        // One line per populated virtio slot: the disks, then the entropy device.
+        let virtio_irqs = (0..Self::virtio_slots(disks.len()))
+            .map(|slot| plic.irq_line(map::VIRTIO_IRQ_BASE + slot))
+            .collect::<Result<Vec<_>, _>>()?;
         let uart = Uart::with_input(uart_irq, console.clone(), console_input.clone());
         let mut bus = Bus::new();
         let syscon = bus.insert(map::SYSCON_BASE as u64, map::SYSCON_SIZE, Syscon::new())?;
@@ -91,6 +107,28 @@ impl System {
         let clint = bus.insert(map::CLINT_BASE as u64, map::CLINT_SIZE, Clint::new())?;
         let plic = bus.insert(map::PLIC_BASE as u64, map::PLIC_SIZE, plic)?;
         let uart = bus.insert(map::UART_BASE as u64, map::UART_SIZE, uart)?;
+        let ram_host = ram
+            .host(map::RAM_BASE as u64, ram_size as u64)
+            .ok_or_else(|| SystemError::VirtioMemory("RAM has no host mapping".into()))?;
+        // SAFETY: `ram` is moved into the returned System, whose field order drops `bus` (and
+        // every device holding this memory view) before `ram` unmaps it.
+        let memory = unsafe {
+            virtio::guest_memory_from_raw(ram_host, map::RAM_BASE as u64, ram_size as usize)
+        }
+        .map_err(|e| SystemError::VirtioMemory(e.to_string()))?;
+        let slot_base =
+            |slot: usize| map::VIRTIO_BASE as u64 + slot as u64 * map::VIRTIO_STRIDE as u64;
+        let mut irqs = virtio_irqs.into_iter();
+        let mut disk_ids = Vec::new();
+        for (slot, disk) in disks.into_iter().enumerate() {
+            let irq = irqs.next().ok_or(SystemError::TooManyDisks(map::VIRTIO_SLOTS - 1))?;
+            let dev = VirtioMmio::new(disk, memory.clone(), irq);
+            disk_ids.push(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, dev)?);
+        }
+        if let Some(irq) = irqs.next() {
+            let rng = VirtioMmio::new(VirtioRng::new(), memory, irq);
+            bus.insert(slot_base(disk_ids.len()), virtio::mmio::MMIO_SIZE, rng)?;
+        }
         Ok(System {
             ram,
             bus,
@@ -99,6 +137,7 @@ impl System {
             uart,
             syscon,
             rtc,
+            disks: disk_ids,
             console_input,
             console,
             requests,
@@ -108,6 +147,35 @@ impl System {
             stop: None,
             deadline: None,
         })
+    }
+
+    /// The virtio-mmio slots a machine with `disks` disks populates (disks, then the entropy
+    /// device), for the device tree.
+    pub fn virtio_slots(disks: usize) -> u32 {
+        disks as u32 + 1
+    }
+
+    /// Write every disk's data to its host file (fsync); errors are logged.
+    pub fn flush_disks(&mut self) {
+        for &id in &self.disks {
+            if let Some(dev) = self.bus.device_mut(id) {
+                if let Err(e) = dev.device_mut().flush() {
+                    tracing::error!(
+                        "disk {}: flush failed: {e}",
+                        dev.device().disk().path().display()
+                    );
+                }
+            }
+        }
+    }
+
+    /// Take the disks off the machine (for the next one, after a guest reboot), flushed.
+    pub fn take_disks(&mut self) -> Vec<VirtioBlk> {
+        self.flush_disks();
+        let ids = std::mem::take(&mut self.disks);
+        ids.into_iter()
+            .filter_map(|id| self.bus.take(id).map(VirtioMmio::into_device))
+            .collect()
     }
 
     /// Flush console output still buffered.
