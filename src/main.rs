@@ -109,13 +109,20 @@ fn images_dir() -> PathBuf {
 /// Parse `--disk FILE[,ro][,snapshot]`.
 fn parse_disk(text: &str) -> Result<(PathBuf, DiskOptions), String> {
     let mut parts = text.split(',');
-    let path = parts.next().filter(|p| !p.is_empty()).ok_or("--disk needs a file name")?;
+    let path = parts
+        .next()
+        .filter(|p| !p.is_empty())
+        .ok_or("--disk needs a file name")?;
     let mut options = DiskOptions::default();
     for flag in parts {
         match flag {
             "ro" => options.read_only = true,
             "snapshot" => options.snapshot = true,
-            other => return Err(format!("unknown disk option `{other}` (known: ro, snapshot)")),
+            other => {
+                return Err(format!(
+                    "unknown disk option `{other}` (known: ro, snapshot)"
+                ))
+            }
         }
     }
     Ok((PathBuf::from(path), options))

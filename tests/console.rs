@@ -59,16 +59,22 @@ fn guest_command_status_becomes_the_exit_status() {
             "console log lacks the session: {}",
             tail(&logged)
         );
-        assert_eq!(logged, out.stdout, "the console log equals what stdout showed");
+        assert_eq!(
+            logged, out.stdout,
+            "the console log equals what stdout showed"
+        );
     }
 }
 
 #[test]
 fn successful_script_exits_zero() {
     let out = common::run_with_timeout(
-        rv32vm()
-            .args(["--timeout", "120"])
-            .args(["--expect", PROMPT, "--send", "test -x /bin/sh; vm-exit $?"]),
+        rv32vm().args(["--timeout", "120"]).args([
+            "--expect",
+            PROMPT,
+            "--send",
+            "test -x /bin/sh; vm-exit $?",
+        ]),
         Duration::from_secs(180),
     )
     .expect("run rv32vm");
@@ -124,7 +130,9 @@ struct Tmux {
 impl Tmux {
     fn start(name: &str, script: &str) -> Tmux {
         common::require_tool("tmux", "-V", "tmux");
-        let _ = Command::new("tmux").args(["kill-session", "-t", name]).output();
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", name])
+            .output();
         let status = Command::new("tmux")
             .args(["new-session", "-d", "-s", name, "-x", "150", "-y", "50"])
             .arg(format!("bash -c '{script}'"))
@@ -226,7 +234,10 @@ fn interactive_console_in_a_terminal() {
     let screen = tmux.wait_for("the interrupted sleep", Duration::from_secs(30), |s| {
         s.lines().any(|l| l.trim_end() == "after-2")
     });
-    assert!(!screen.contains("RV32VM-EXIT"), "Ctrl-C must not stop rv32vm:\n{screen}");
+    assert!(
+        !screen.contains("RV32VM-EXIT"),
+        "Ctrl-C must not stop rv32vm:\n{screen}"
+    );
     assert!(!screen.contains("\nnot-interrupted"), "{screen}");
 
     // Ctrl-A h prints help; Ctrl-A x quits.
@@ -238,7 +249,10 @@ fn interactive_console_in_a_terminal() {
     let screen = tmux.wait_for("rv32vm to exit", Duration::from_secs(30), |s| {
         s.contains("RV32VM-EXIT=")
     });
-    assert!(screen.contains("RV32VM-EXIT=0"), "Ctrl-A x exits 0:\n{screen}");
+    assert!(
+        screen.contains("RV32VM-EXIT=0"),
+        "Ctrl-A x exits 0:\n{screen}"
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     while !after.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));

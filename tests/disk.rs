@@ -69,11 +69,20 @@ fn synced_data_reaches_the_host_file_after_poweroff() {
                 .arg("--disk")
                 .arg(disk_arg(&image, ""))
                 .args(["--expect", PROMPT])
-                .args(["--send", "echo written-by-$((6*7)) > /root/note.txt; sync; poweroff -f"]),
+                .args([
+                    "--send",
+                    "echo written-by-$((6*7)) > /root/note.txt; sync; poweroff -f",
+                ]),
             LIMIT,
         )
         .expect("run rv32vm");
-        assert_eq!(code(&out), Some(0), "tier {tier}: {}\n{}", out.describe_end(), out.stderr);
+        assert_eq!(
+            code(&out),
+            Some(0),
+            "tier {tier}: {}\n{}",
+            out.describe_end(),
+            out.stderr
+        );
         assert_eq!(debugfs_cat(&image, "/root/note.txt"), "written-by-42\n");
     }
 }
@@ -85,7 +94,10 @@ fn synced_data_reaches_the_host_file_when_sigterm_ends_the_vm() {
         .arg("--disk")
         .arg(disk_arg(&image, ""))
         .args(["--expect", PROMPT])
-        .args(["--send", "seq 1000 > /root/seq.txt; sync; echo synced-$((2+3))"])
+        .args([
+            "--send",
+            "seq 1000 > /root/seq.txt; sync; echo synced-$((2+3))",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -119,7 +131,10 @@ fn synced_data_reaches_the_host_file_when_sigterm_ends_the_vm() {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "rv32vm ignored SIGTERM");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "rv32vm ignored SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status}");
@@ -144,9 +159,18 @@ fn read_only_disk_is_left_byte_identical() {
         LIMIT,
     )
     .expect("run rv32vm");
-    assert_eq!(code(&out), Some(11), "{}: {}", out.describe_end(), out.stderr);
+    assert_eq!(
+        code(&out),
+        Some(11),
+        "{}: {}",
+        out.describe_end(),
+        out.stderr
+    );
     assert!(out.stdout.contains("\nrv32vm\r\n") || out.stdout.contains("\nrv32vm\n"));
-    assert!(std::fs::read(&image).expect("read image") == before, "ro image changed");
+    assert!(
+        std::fs::read(&image).expect("read image") == before,
+        "ro image changed"
+    );
 }
 
 #[test]
@@ -166,10 +190,19 @@ fn snapshot_disk_sees_its_writes_but_the_file_never_changes() {
         LIMIT,
     )
     .expect("run rv32vm");
-    assert_eq!(code(&out), Some(0), "{}: {}", out.describe_end(), out.stderr);
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}: {}",
+        out.describe_end(),
+        out.stderr
+    );
     // Read back from the disk itself (page cache dropped): the overlay serves it.
     assert!(out.stdout.contains("\n5000"), "{}", out.stdout);
-    assert!(std::fs::read(&image).expect("read image") == before, "snapshot image changed");
+    assert!(
+        std::fs::read(&image).expect("read image") == before,
+        "snapshot image changed"
+    );
 }
 
 #[test]

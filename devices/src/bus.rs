@@ -519,6 +519,7 @@ mod tests {
         assert!(bus.take(a).is_none(), "taken twice");
         assert!(bus.device(b).is_some());
         // The range is free again.
-        bus.insert(0x1000, 0x100, Probe::default()).expect("reinsert");
+        bus.insert(0x1000, 0x100, Probe::default())
+            .expect("reinsert");
     }
 }

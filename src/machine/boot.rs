@@ -165,12 +165,14 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         .map(|(path, options)| Disk::open(path, *options).map(VirtioBlk::new))
         .collect::<Result<Vec<_>, _>>()?;
     let log = match &opts.console_log {
-        Some(path) => Some(
-            std::fs::File::create(path).map_err(|source| BootError::ConsoleLog {
-                path: path.clone(),
-                source,
-            })?,
-        ),
+        Some(path) => {
+            Some(
+                std::fs::File::create(path).map_err(|source| BootError::ConsoleLog {
+                    path: path.clone(),
+                    source,
+                })?,
+            )
+        }
         None => None,
     };
     let console_input = rv32vm_devices::UartInput::new();
@@ -189,7 +191,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
     } else {
         None
     };
-    terminal::spawn_reader(console_input.clone(), raw_terminal.is_some(), requests.clone());
+    terminal::spawn_reader(
+        console_input.clone(),
+        raw_terminal.is_some(),
+        requests.clone(),
+    );
     let deadline = opts.timeout.map(|t| (Instant::now() + t, t));
     let connections = Connections {
         console,

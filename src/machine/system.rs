@@ -13,8 +13,8 @@ use rv32vm_firmware::sbi::{self, ResetKind, SbiCall, SbiHost};
 
 use super::console::ConsoleOut;
 use super::map;
-use super::terminal::{self, HostRequests};
 use super::ram::GuestRam;
+use super::terminal::{self, HostRequests};
 use crate::cpu::csr::{IRQ_MEI, IRQ_MSI, IRQ_MTI, IRQ_SEI, IRQ_STI};
 use crate::cpu::mmu::{access_fault, PageTableMemory};
 use crate::cpu::{Access, Exception, Hart, Trap};
@@ -121,7 +121,9 @@ impl System {
         let mut irqs = virtio_irqs.into_iter();
         let mut disk_ids = Vec::new();
         for (slot, disk) in disks.into_iter().enumerate() {
-            let irq = irqs.next().ok_or(SystemError::TooManyDisks(map::VIRTIO_SLOTS - 1))?;
+            let irq = irqs
+                .next()
+                .ok_or(SystemError::TooManyDisks(map::VIRTIO_SLOTS - 1))?;
             let dev = VirtioMmio::new(disk, memory.clone(), irq);
             disk_ids.push(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, dev)?);
         }

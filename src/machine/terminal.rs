@@ -240,10 +240,12 @@ mod tests {
     #[test]
     fn escape_sequences() {
         let mut k = EscapeState::default();
-        let keys: Vec<Key> = [b'a', 3, ESCAPE, ESCAPE, ESCAPE, b'x', ESCAPE, b'h', ESCAPE, b'q']
-            .iter()
-            .map(|&b| k.key(b))
-            .collect();
+        let keys: Vec<Key> = [
+            b'a', 3, ESCAPE, ESCAPE, ESCAPE, b'x', ESCAPE, b'h', ESCAPE, b'q',
+        ]
+        .iter()
+        .map(|&b| k.key(b))
+        .collect();
         assert_eq!(
             keys,
             vec![
