@@ -324,12 +324,19 @@ impl<D: VirtioDevice> VirtioMmio<D> {
             while let Some(chain) = queue.pop_descriptor_chain(memory) {
                 let head = chain.head_index();
                 let len = device.process_chain(queue_index, chain, memory);
-                if let Err(error) = queue.add_used(memory, head, len) {
-                    tracing::warn!(device = device.name(), head, %error, "cannot add to used ring");
+                // Only buffers that reached the used ring count towards the interrupt: a chain
+                // that cannot be reported (head out of range, used ring outside RAM) must not
+                // raise a used-buffer interrupt with nothing to find (Linux counts those as
+                // spurious and eventually disables the line).
+                match queue.add_used(memory, head, len) {
+                    Ok(()) => used += 1,
+                    Err(error) => {
+                        let name = device.name();
+                        tracing::warn!(device = name, head, %error, "cannot add to used ring");
+                    }
                 }
                 popped += 1;
             }
-            used += popped;
             // Re-enabling publishes avail_event (EVENT_IDX); a chain that arrived meanwhile is
             // served now. An avail ring the iterator refuses yields nothing: stop there.
             match queue.enable_notification(memory) {

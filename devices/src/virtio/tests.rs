@@ -540,6 +540,21 @@ fn interrupt_follows_status_and_ack() {
 }
 
 #[test]
+fn chain_that_never_reaches_the_used_ring_raises_no_interrupt() {
+    let image = TempImage::new("noirq.img", &pattern(DISK_SECTORS * 512));
+    let mut rig = blk_rig(&image, DiskOptions::default());
+    // A head index beyond the queue is popped but cannot be put on the used ring.
+    rig.publish(QUEUE_LEN + 3);
+    rig.notify();
+    assert_eq!(rig.take_used(), []);
+    assert!(!rig.irq(), "used-buffer interrupt without a used buffer");
+    assert_eq!(rig.read(INTERRUPT_STATUS), 0);
+    // The next good request still interrupts.
+    read_sectors(&mut rig, 1, 1);
+    assert!(rig.irq());
+}
+
+#[test]
 fn notify_before_driver_ok_is_ignored() {
     let image = TempImage::new("early.img", &pattern(DISK_SECTORS * 512));
     let disk = Disk::open(&image.path, DiskOptions::default()).unwrap();
