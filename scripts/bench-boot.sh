@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Boot benchmark: wall time from start to the first shell prompt of the bundled kernel +
-# initramfs, under rv32vm (built-in SBI and OpenSBI) and qemu-system-riscv32 -M virt (OpenSBI
-# via -bios), in the same run. Prints the best of N runs and the ratio rv32vm / QEMU.
+# Boot benchmark: wall time from start to the first shell prompt of the bundled kernel, with the
+# initramfs and with the ext2 rootfs on virtio-blk (snapshot), under rv32vm (built-in SBI and
+# OpenSBI) and qemu-system-riscv32 -M virt (OpenSBI via -bios), in the same run. Prints the best
+# of N runs and the ratio rv32vm / QEMU for the same root filesystem.
 # Usage: scripts/bench-boot.sh [--runs N] [--tiers "interp ..."]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,15 +52,24 @@ run_case() {
     result[$name]=$(printf '%s\n' "${times[@]}" | best)
 }
 
-run_case qemu qemu-system-riscv32 -M virt -m 256M -nographic -bios "$img/fw_dynamic.bin" \
-    -kernel "$img/Image" -initrd "$img/initramfs.cpio.gz" -append "console=ttyS0"
+qemu=(qemu-system-riscv32 -M virt -m 256M -nographic -bios "$img/fw_dynamic.bin" -kernel "$img/Image")
+qemu_disk=(-drive "file=$img/rootfs.ext2,format=raw,if=none,id=vda,snapshot=on"
+           -device virtio-blk-device,drive=vda -append "console=ttyS0 root=/dev/vda rw")
+run_case qemu-initramfs "${qemu[@]}" -initrd "$img/initramfs.cpio.gz" -append "console=ttyS0"
+run_case qemu-rootfs "${qemu[@]}" "${qemu_disk[@]}"
+cases=()
 for t in $tiers; do
-    run_case "rv32vm-$t-builtin" "$vm" boot --tier "$t" --memory 256M
-    run_case "rv32vm-$t-opensbi" "$vm" boot --tier "$t" --memory 256M --bios "$img/fw_dynamic.bin"
+    for fw in builtin opensbi; do
+        bios=(); [ $fw = opensbi ] && bios=(--bios "$img/fw_dynamic.bin")
+        run_case "rv32vm-$t-$fw-initramfs" "$vm" boot --tier "$t" --memory 256M "${bios[@]}" \
+            --initrd "$img/initramfs.cpio.gz"
+        run_case "rv32vm-$t-$fw-rootfs" "$vm" boot --tier "$t" --memory 256M "${bios[@]}"
+        cases+=("rv32vm-$t-$fw-initramfs" "rv32vm-$t-$fw-rootfs")
+    done
 done
 
-printf '%-26s %10s %8s\n' runner "seconds" "vs qemu"
-q=${result[qemu]}
-for k in qemu $(for t in $tiers; do echo "rv32vm-$t-builtin rv32vm-$t-opensbi"; done); do
-    printf '%-26s %10s %8s\n' "$k" "${result[$k]}" "$(python3 -c "print(f'{${result[$k]}/$q:.2f}x')")"
+printf '%-34s %10s %8s\n' runner "seconds" "vs qemu"
+for k in qemu-initramfs qemu-rootfs "${cases[@]}"; do
+    q=${result[qemu-${k##*-}]}
+    printf '%-34s %10s %8s\n' "$k" "${result[$k]}" "$(python3 -c "print(f'{${result[$k]}/$q:.2f}x')")"
 done
