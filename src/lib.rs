@@ -39,5 +39,31 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
     );
     let _ = writeln!(out, "  code flushes          {}", s.code_flushes);
     let _ = writeln!(out, "  traps                 {}", s.traps);
+    if s.jit.blocks_compiled > 0 || s.t1_entries > 0 {
+        let share = if hart.instret > 0 {
+            100.0 * s.t1_insns as f64 / hart.instret as f64
+        } else {
+            0.0
+        };
+        let j = &s.jit;
+        let _ = writeln!(out, "  tier 1:");
+        let _ = writeln!(out, "    blocks compiled     {}", j.blocks_compiled);
+        let _ = writeln!(out, "    code bytes          {}", j.code_bytes);
+        let _ = writeln!(
+            out,
+            "    compile time        {:.3} s",
+            j.compile_time.as_secs_f64()
+        );
+        let _ = writeln!(out, "    compile failures    {}", j.compile_failures);
+        let _ = writeln!(
+            out,
+            "    instructions        {} ({share:.1}% of retired; the rest interpreted)",
+            s.t1_insns
+        );
+        let _ = writeln!(out, "    entries from loop   {}", s.t1_entries);
+        let _ = writeln!(out, "    chained (patched)   {}", s.t1_chained);
+        let _ = writeln!(out, "    dispatched          {}", s.t1_dispatched);
+        let _ = writeln!(out, "    links patched       {}", j.links_patched);
+    }
     out
 }

@@ -200,14 +200,25 @@ struct RunArgs {
 /// Engine options shared by `run` and `boot`.
 #[derive(Args)]
 struct EngineArgs {
-    /// Execution tier (the interpreter is the only one so far).
-    #[arg(long, default_value = "interp", value_parser = parse_tier)]
+    /// Execution tier: `auto` (interpreter, then tier 1 for blocks that ran --t1-threshold
+    /// times), `interp` (interpreter only) or `t1` (compile every block before it first runs).
+    #[arg(long, default_value = "auto", value_parser = parse_tier)]
     tier: Tier,
+    /// With --tier auto: compile a block after it ran this many times.
+    #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T1_THRESHOLD)]
+    t1_threshold: u32,
+    /// Do not chain compiled blocks with patched jumps.
+    #[arg(long)]
+    no_chain: bool,
 }
 
 impl EngineArgs {
     fn config(&self) -> EngineConfig {
-        EngineConfig { tier: self.tier }
+        EngineConfig {
+            tier: self.tier,
+            t1_threshold: self.t1_threshold,
+            chain: !self.no_chain,
+        }
     }
 }
 

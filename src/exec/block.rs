@@ -23,6 +23,12 @@ pub struct Block {
     /// Host address of the second half of a first instruction that straddles into the next
     /// page: a store there changes this block too.
     pub straddle: Option<usize>,
+    /// Tier-1 code for the block, once compiled.
+    pub jit: Option<super::jit::Compiled>,
+    /// Runs counted towards the tier-1 threshold.
+    pub runs: u32,
+    /// Tier 1 could not compile the block: it stays interpreted.
+    pub jit_failed: bool,
 }
 
 /// Host address of the instruction at `pc`, translating through the platform on a TLB miss.
@@ -96,5 +102,8 @@ pub fn build<P: Platform>(
         host,
         slots: compile::<P>(&insns),
         straddle,
+        jit: None,
+        runs: 0,
+        jit_failed: false,
     })
 }

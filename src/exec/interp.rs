@@ -57,16 +57,22 @@ pub enum BlockExit {
 #[derive(Clone, Copy, Debug)]
 pub struct JumpEntry {
     pub pc: u32,
+    /// Index of the block in the engine's block list.
+    pub block: u32,
     pub host: usize,
     pub slots: *const Slot,
+    /// Entry of the block's tier-1 code compiled for this `pc`, or 0.
+    pub code: usize,
 }
 
 impl JumpEntry {
     /// An entry that matches no pc (pcs are 2-byte aligned).
     pub const EMPTY: JumpEntry = JumpEntry {
         pc: 1,
+        block: 0,
         host: 0,
         slots: std::ptr::null(),
+        code: 0,
     };
 }
 
@@ -81,7 +87,7 @@ pub fn jump_slot(pc: u32) -> usize {
 
 /// Blocks entered per [`run_block`] call by chaining. Chaining nests calls; release builds
 /// turn them into jumps, and this bound keeps the nesting shallow when they are not (debug).
-const CHAIN_BUDGET: u32 = if cfg!(debug_assertions) { 2 } else { 64 };
+pub const CHAIN_BUDGET: u32 = if cfg!(debug_assertions) { 2 } else { 64 };
 
 /// The platform-independent part of what handlers share while blocks run: the engine's jump
 /// cache (to go from one block straight into the next) and the run loop's checks.
@@ -92,8 +98,13 @@ pub struct RunState {
     pub jump_cache: *const JumpEntry,
     /// Stop chaining when `hart.instret` reaches this.
     pub limit: u64,
-    /// Blocks left to chain in this `run_block` call.
+    /// Blocks left to chain in this `run_block` call (or this entry into compiled code).
     pub budget: u32,
+    /// Blocks one `run_block` call may chain ([`CHAIN_BUDGET`]; 0 when tier 1 is on, so
+    /// every block entry passes through the run loop, which counts runs for compilation).
+    pub chain_budget: u32,
+    /// Blocks compiled code entered through the dispatcher (for statistics).
+    pub jit_dispatched: u64,
     /// `between_blocks` already ran (and said go on) for the current `hart.pc`.
     pub checked: bool,
     /// Blocks entered by chaining, over all `run_block` calls (for statistics).
@@ -118,16 +129,16 @@ pub struct RunCtx<P> {
 /// details go to [`RunState::trap`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
-struct Exit(u32);
+pub(crate) struct Exit(pub(crate) u32);
 
 impl Exit {
-    const NEXT: Exit = Exit(0);
-    const TRAP: Exit = Exit(1);
-    const FLUSH_CODE: Exit = Exit(2);
-    const WFI: Exit = Exit(3);
+    pub(crate) const NEXT: Exit = Exit(0);
+    pub(crate) const TRAP: Exit = Exit(1);
+    pub(crate) const FLUSH_CODE: Exit = Exit(2);
+    pub(crate) const WFI: Exit = Exit(3);
     /// The platform's `between_blocks` said stop while chaining; the reason is in the context.
-    const STOP: Exit = Exit(4);
-    const CODE_WRITTEN: Exit = Exit(5);
+    pub(crate) const STOP: Exit = Exit(4);
+    pub(crate) const CODE_WRITTEN: Exit = Exit(5);
 
     /// Leave with `t`.
     #[inline(always)]
@@ -209,15 +220,20 @@ pub unsafe fn run_block<P: Platform>(
     ctx: &mut RunCtx<P>,
     first: *const Slot,
 ) -> BlockExit {
-    ctx.state.budget = CHAIN_BUDGET;
+    ctx.state.budget = ctx.state.chain_budget;
     ctx.state.checked = false;
     // SAFETY: per this function's contract; every slot array ends with an end slot, so handlers
     // only ever read slots of the array they were entered in.
     let exit = unsafe { ((*first).handler)(hart, ctx as *mut RunCtx<P> as *mut (), first) };
-    ctx.state.chained += (CHAIN_BUDGET - ctx.state.budget) as u64;
+    ctx.state.chained += (ctx.state.chain_budget - ctx.state.budget) as u64;
+    block_exit(&ctx.state, exit)
+}
+
+/// The [`BlockExit`] for exit code `exit` (as handlers and compiled code return it).
+pub(crate) fn block_exit(state: &RunState, exit: Exit) -> BlockExit {
     match exit {
         Exit::NEXT => BlockExit::Next,
-        Exit::TRAP => BlockExit::Trap(ctx.state.trap),
+        Exit::TRAP => BlockExit::Trap(state.trap),
         Exit::FLUSH_CODE => BlockExit::FlushCode,
         Exit::WFI => BlockExit::Wfi,
         Exit::CODE_WRITTEN => BlockExit::CodeWritten,
@@ -242,7 +258,7 @@ unsafe fn platform<'a, P: Platform>(ctx: *mut ()) -> &'a mut P {
 /// of line: its `Option<Stop>` lives in memory, and a local whose address is taken in
 /// [`chain`] would keep the call to the next block from becoming a jump.
 #[inline(never)]
-fn between_blocks<P: Platform>(hart: &mut Hart, c: &mut RunCtx<P>) -> bool {
+pub(crate) fn between_blocks<P: Platform>(hart: &mut Hart, c: &mut RunCtx<P>) -> bool {
     // SAFETY: `c.plat` points to the live platform and nothing else borrows it while blocks
     // run (see `run_block`).
     match unsafe { &mut *c.plat }.between_blocks(hart) {
@@ -337,11 +353,22 @@ fn sext16(v: u16) -> u32 {
 
 /// Carry-less multiply: the low and high words of the 64-bit product.
 #[inline]
-fn clmul64(a: u32, b: u32) -> u64 {
+pub(crate) fn clmul64(a: u32, b: u32) -> u64 {
     let mut r = 0u64;
     for i in 0..32 {
         if b >> i & 1 != 0 {
             r ^= (a as u64) << i;
+        }
+    }
+    r
+}
+
+/// Zbb `orc.b`: each nonzero byte becomes 0xff.
+pub(crate) fn orc_b(v: u32) -> u32 {
+    let mut r = 0;
+    for b in 0..4 {
+        if v >> (8 * b) & 0xff != 0 {
+            r |= 0xff << (8 * b);
         }
     }
     r
@@ -445,16 +472,7 @@ pure_ops! {
     op_rol = |h, s| a!(h, s).rotate_left(b!(h, s) & 31);
     op_ror = |h, s| a!(h, s).rotate_right(b!(h, s) & 31);
     op_rori = |h, s| a!(h, s).rotate_right(imm!(s) & 31);
-    op_orc_b = |h, s| {
-        let v = a!(h, s);
-        let mut r = 0;
-        for b in 0..4 {
-            if v >> (8 * b) & 0xff != 0 {
-                r |= 0xff << (8 * b);
-            }
-        }
-        r
-    };
+    op_orc_b = |h, s| orc_b(a!(h, s));
     op_rev8 = |h, s| a!(h, s).swap_bytes();
     op_clmul = |h, s| clmul64(a!(h, s), b!(h, s)) as u32;
     op_clmulh = |h, s| (clmul64(a!(h, s), b!(h, s)) >> 32) as u32;
@@ -595,9 +613,19 @@ stores! {
 /// rare enough to share one handler: LR/SC and AMOs.
 unsafe fn op_atomic<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
     let s = &*slot;
-    let p = platform::<P>(ctx);
-    let (rs1, rs2) = (x(hart, s.insn.rs1), x(hart, s.insn.rs2));
-    let result = match s.insn.op {
+    match exec_atomic(hart, platform::<P>(ctx), &s.insn) {
+        Ok(v) => {
+            hart.set_reg(s.insn.rd, v);
+            after_store(hart, ctx, slot)
+        }
+        Err(t) => trap_at(hart, ctx, s, t),
+    }
+}
+
+/// LR/SC or an AMO (`i`): the value for `rd`. Shared by every tier.
+pub(crate) fn exec_atomic<P: Platform>(hart: &mut Hart, p: &mut P, i: &Insn) -> Result<u32, Trap> {
+    let (rs1, rs2) = (x(hart, i.rs1), x(hart, i.rs2));
+    match i.op {
         Op::LrW => {
             if rs1 & 3 != 0 {
                 Err(Trap::new(Exception::LoadMisaligned, rs1))
@@ -623,14 +651,7 @@ unsafe fn op_atomic<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slo
         Op::AmomaxW => amo(hart, p, rs1, |m| (m as i32).max(rs2 as i32) as u32),
         Op::AmominuW => amo(hart, p, rs1, |m| m.min(rs2)),
         Op::AmomaxuW => amo(hart, p, rs1, |m| m.max(rs2)),
-        _ => Err(Trap::illegal(s.insn.raw)), // not reachable: handler_for routes only these
-    };
-    match result {
-        Ok(v) => {
-            hart.set_reg(s.insn.rd, v);
-            after_store(hart, ctx, slot)
-        }
-        Err(t) => trap_at(hart, ctx, s, t),
+        _ => Err(Trap::illegal(i.raw)), // not reachable: only atomics are routed here
     }
 }
 
@@ -639,13 +660,19 @@ unsafe fn op_atomic<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slo
 #[inline(never)]
 unsafe fn op_fp_mem<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
     let s = &*slot;
-    let i = &s.insn;
-    if !hart.fp_enabled() {
-        return trap_at(hart, ctx, s, Trap::illegal(i.raw));
+    match exec_fp_mem(hart, platform::<P>(ctx), &s.insn) {
+        Ok(()) => after_store(hart, ctx, slot),
+        Err(t) => trap_at(hart, ctx, s, t),
     }
-    let p = platform::<P>(ctx);
+}
+
+/// An FP load or store (`i`), all paths. Shared by every tier.
+pub(crate) fn exec_fp_mem<P: Platform>(hart: &mut Hart, p: &mut P, i: &Insn) -> Result<(), Trap> {
+    if !hart.fp_enabled() {
+        return Err(Trap::illegal(i.raw));
+    }
     let va = x(hart, i.rs1).wrapping_add(i.imm as u32);
-    let result = match i.op {
+    match i.op {
         Op::Flw => load::<u32, P>(hart, p, va).map(|v| {
             hart.f[i.rd as usize & 31] = 0xffff_ffff_0000_0000 | v as u64;
             hart.mark_fp_dirty();
@@ -662,11 +689,7 @@ unsafe fn op_fp_mem<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slo
             let v = hart.f[i.rs2 as usize & 31];
             store(hart, p, va, v)
         }
-        _ => Err(Trap::illegal(i.raw)), // not reachable: handler_for routes only these
-    };
-    match result {
-        Ok(()) => after_store(hart, ctx, slot),
-        Err(t) => trap_at(hart, ctx, s, t),
+        _ => Err(Trap::illegal(i.raw)), // not reachable: only FP loads/stores are routed here
     }
 }
 
@@ -743,11 +766,25 @@ unsafe fn op_fp(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
 /// (or `time` derived from it) sees an exact count.
 unsafe fn op_system(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
     let s = &*slot;
-    let i = &s.insn;
-    let pc = pc_of(hart, s);
+    exec_system(hart, ctx, &s.insn, pc_of(hart, s), s.index)
+}
+
+/// System instruction `i` at guest `pc`, preceded by `index` retired instructions of its block
+/// (not yet counted in `hart.instret`). Shared by every tier.
+///
+/// # Safety
+///
+/// `ctx` points to a live [`RunCtx`] (its [`RunState`] receives a trap).
+pub(crate) unsafe fn exec_system(
+    hart: &mut Hart,
+    ctx: *mut (),
+    i: &Insn,
+    pc: u32,
+    index: u32,
+) -> Exit {
     let next_pc = pc.wrapping_add(i.len as u32);
     hart.pc = pc;
-    hart.instret += s.index as u64;
+    hart.instret += index as u64;
     // From here on `hart.pc`/`instret` describe this instruction: a trap just returns.
     macro_rules! illegal_if {
         ($cond:expr) => {

@@ -3,6 +3,7 @@
 
 pub mod block;
 pub mod interp;
+pub mod jit;
 pub mod mem;
 pub mod misaligned;
 pub mod platform;
@@ -21,17 +22,26 @@ pub use platform::{Platform, Resume, Stop, Target};
 /// (their memory is held until then).
 const MAX_DEAD_BLOCKS: usize = 8192;
 
-/// An execution tier.
+/// An execution tier, or the policy that mixes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Tier {
-    /// The interpreter over decoded blocks.
-    #[default]
+    /// The interpreter over decoded blocks, only.
     Interp,
+    /// Tier 1 for every block: each block is compiled before it first runs.
+    T1,
+    /// The default policy: the interpreter, and tier 1 for blocks that ran `t1_threshold`
+    /// times.
+    #[default]
+    Auto,
 }
 
 impl Tier {
     /// Every tier this build has, by CLI name.
-    pub const ALL: &'static [(&'static str, Tier)] = &[("interp", Tier::Interp)];
+    pub const ALL: &'static [(&'static str, Tier)] = &[
+        ("interp", Tier::Interp),
+        ("t1", Tier::T1),
+        ("auto", Tier::Auto),
+    ];
 
     /// Parse a `--tier` value.
     pub fn from_name(name: &str) -> Option<Tier> {
@@ -39,11 +49,39 @@ impl Tier {
     }
 }
 
+/// Runs after which `Tier::Auto` compiles a block with tier 1 (measured: see docs/codegen.md).
+pub const DEFAULT_T1_THRESHOLD: u32 = 128;
+
 /// Engine settings chosen by the user.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct EngineConfig {
-    /// The tier every block runs in (the interpreter is the only one today).
+    /// The tier (or tier policy) blocks run in.
     pub tier: Tier,
+    /// With `Tier::Auto`: compile a block once it ran this many times.
+    pub t1_threshold: u32,
+    /// Chain compiled blocks with patched direct jumps (`--no-chain` turns it off).
+    pub chain: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            tier: Tier::default(),
+            t1_threshold: DEFAULT_T1_THRESHOLD,
+            chain: true,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// The run count after which a block is compiled, or `None` if tier 1 is off.
+    pub fn t1_threshold(&self) -> Option<u32> {
+        match self.tier {
+            Tier::Interp => None,
+            Tier::T1 => Some(0),
+            Tier::Auto => Some(self.t1_threshold),
+        }
+    }
 }
 
 /// Counters reported by `--stats`.
@@ -56,6 +94,16 @@ pub struct EngineStats {
     pub blocks_invalidated: u64,
     pub traps: u64,
     pub run_time: Duration,
+    /// Instructions retired in tier-1 code.
+    pub t1_insns: u64,
+    /// Entries into compiled code from the run loop.
+    pub t1_entries: u64,
+    /// Block-to-block transitions inside compiled code through patched jumps.
+    pub t1_chained: u64,
+    /// Block-to-block transitions inside compiled code through the dispatcher.
+    pub t1_dispatched: u64,
+    /// Tier-1 compiler counters.
+    pub jit: jit::JitStats,
 }
 
 /// The engine: owns decoded code and runs a hart on a platform.
@@ -74,11 +122,17 @@ pub struct Engine {
     pub stats: EngineStats,
     /// The platform type the decoded blocks were compiled for.
     built_for: Option<TypeId>,
+    /// The tier-1 compiler and its code.
+    jit: jit::Jit,
+    /// Runs after which a block is compiled; `None` when tier 1 is off.
+    t1_threshold: Option<u32>,
 }
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Engine {
         Engine {
+            jit: jit::Jit::new(config.chain),
+            t1_threshold: config.t1_threshold(),
             config,
             blocks: Vec::new(),
             by_host: HashMap::new(),
@@ -103,6 +157,7 @@ impl Engine {
         self.by_page.clear();
         self.dead_blocks = 0;
         self.jump_cache.fill(JumpEntry::EMPTY);
+        self.jit.reset();
         self.stats.code_flushes += 1;
     }
 
@@ -120,6 +175,10 @@ impl Engine {
                 if self.by_host.get(&host) == Some(&idx) {
                     self.by_host.remove(&host);
                     dropped.push(host);
+                    // Chained jumps into its compiled code go back to the dispatcher.
+                    if let Some(compiled) = &self.blocks[idx as usize].jit {
+                        self.jit.unlink_block(host, compiled);
+                    }
                 }
             }
         }
@@ -138,46 +197,120 @@ impl Engine {
         }
     }
 
-    /// Find or build the block at `hart.pc`; returns its first slot.
+    /// Find or build the block at `hart.pc`; returns its first slot and the entry of its
+    /// compiled code for this pc (0 if it has none). With tier 1 on, counts the run and
+    /// compiles the block when it reaches the threshold (`may_compile`).
     #[inline(always)]
-    fn block_at<P: Platform>(
+    fn block_at<P: Platform + 'static>(
         &mut self,
         hart: &mut Hart,
         plat: &mut P,
-    ) -> Result<*const Slot, crate::cpu::Trap> {
+        may_compile: bool,
+    ) -> Result<(*const Slot, usize), crate::cpu::Trap> {
         let pc = hart.pc;
         let host = block::fetch_host(hart, plat, pc)?;
         let slot = jump_slot(pc);
         let entry = self.jump_cache[slot];
-        if entry.pc == pc && entry.host == host {
-            return Ok(entry.slots);
-        }
-        let idx = match self.by_host.get(&host) {
-            Some(&idx) => idx,
-            None => {
-                let b = block::build(hart, plat, pc, host)?;
-                let idx = self.blocks.len() as u32;
-                // Its pages now hold code: stores to them must take the slow path.
-                for h in std::iter::once(host).chain(b.straddle) {
-                    if hart.code_pages.insert(h) {
-                        hart.tlb.flush_writes_to(CodePages::page_of(h));
+        let idx = if entry.pc == pc && entry.host == host {
+            if entry.code != 0 || self.t1_threshold.is_none() || !may_compile {
+                return Ok((entry.slots, entry.code));
+            }
+            entry.block
+        } else {
+            match self.by_host.get(&host) {
+                Some(&idx) => idx,
+                None => {
+                    let b = block::build(hart, plat, pc, host)?;
+                    let idx = self.blocks.len() as u32;
+                    // Its pages now hold code: stores to them must take the slow path.
+                    for h in std::iter::once(host).chain(b.straddle) {
+                        if hart.code_pages.insert(h) {
+                            hart.tlb.flush_writes_to(CodePages::page_of(h));
+                        }
+                        self.by_page
+                            .entry(CodePages::page_of(h))
+                            .or_default()
+                            .push(idx);
                     }
-                    self.by_page
-                        .entry(CodePages::page_of(h))
-                        .or_default()
-                        .push(idx);
+                    self.blocks.push(b);
+                    self.by_host.insert(host, idx);
+                    self.stats.blocks_built += 1;
+                    idx
                 }
-                self.blocks.push(b);
-                self.by_host.insert(host, idx);
-                self.stats.blocks_built += 1;
-                idx
             }
         };
+        let mut code = 0;
+        if let (Some(threshold), true) = (self.t1_threshold, may_compile) {
+            match self.tier_up::<P>(idx, pc, threshold) {
+                Ok(c) => code = c,
+                Err(jit::JitError::ArenaFull) => {
+                    // Start over with empty code memory; this block runs interpreted once.
+                    self.flush_code(hart);
+                    return self.block_at(hart, plat, false);
+                }
+                Err(jit::JitError::Map(e)) => {
+                    // No code memory at all (e.g. a host that refuses executable mappings):
+                    // go on with the interpreter alone.
+                    tracing::warn!("tier 1 disabled: cannot map code memory: {e}");
+                    self.t1_threshold = None;
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        pc = format_args!("{pc:#x}"),
+                        "tier 1 cannot compile block: {e}"
+                    );
+                    self.blocks[idx as usize].jit_failed = true;
+                    self.jit.stats.compile_failures += 1;
+                }
+            }
+        }
         // Slot arrays are boxed: they stay put while `blocks` grows, until `flush_code`, which
         // empties this cache first.
         let slots = self.blocks[idx as usize].slots.as_ptr();
-        self.jump_cache[slot] = JumpEntry { pc, host, slots };
-        Ok(slots)
+        self.jump_cache[slot] = JumpEntry {
+            pc,
+            block: idx,
+            host,
+            slots,
+            code,
+        };
+        Ok((slots, code))
+    }
+
+    /// Count a run of block `idx` entered at `pc` and compile it once it ran `threshold` times;
+    /// returns its code's entry for `pc`, or 0.
+    fn tier_up<P: Platform + 'static>(
+        &mut self,
+        idx: u32,
+        pc: u32,
+        threshold: u32,
+    ) -> Result<usize, jit::JitError> {
+        let b = &mut self.blocks[idx as usize];
+        if let Some(c) = &b.jit {
+            return Ok(if c.pc == pc { c.entry } else { 0 });
+        }
+        if b.jit_failed {
+            return Ok(0);
+        }
+        b.runs = b.runs.saturating_add(1);
+        if b.runs <= threshold {
+            return Ok(0);
+        }
+        let insns: Vec<crate::isa::Insn> = b.slots[..b.slots.len() - 1]
+            .iter()
+            .map(|s| s.insn)
+            .collect();
+        let host = b.host;
+        let (blocks, by_host) = (&self.blocks, &self.by_host);
+        let compiled_at = |h: usize| {
+            let i = *by_host.get(&h)?;
+            let c = blocks[i as usize].jit.as_ref()?;
+            Some((c.pc, c.entry))
+        };
+        let compiled = self.jit.compile::<P>(&insns, pc, host, compiled_at)?;
+        let entry = compiled.entry;
+        self.blocks[idx as usize].jit = Some(compiled);
+        Ok(entry)
     }
 
     /// Run `hart` on `plat` until the platform stops it or `max_insns` more instructions retire.
@@ -204,6 +337,12 @@ impl Engine {
                 jump_cache: self.jump_cache.as_ptr(),
                 limit,
                 budget: 0,
+                chain_budget: if self.t1_threshold.is_some() {
+                    0
+                } else {
+                    interp::CHAIN_BUDGET
+                },
+                jit_dispatched: 0,
                 checked: false,
                 chained: 0,
                 trap: Trap::new(crate::cpu::Exception::IllegalInsn, 0),
@@ -226,8 +365,23 @@ impl Engine {
             ctx.state.checked = false;
             // SAFETY: as above.
             let plat = unsafe { &mut *ctx.plat };
-            let exit = match self.block_at(hart, plat) {
-                Ok(first) => {
+            let exit = match self.block_at(hart, plat, true) {
+                Ok((_, code)) if code != 0 => {
+                    ctx.state.jump_cache = self.jump_cache.as_ptr();
+                    let before = hart.instret;
+                    // SAFETY: `code` is compiled code of a live block, made for `P` and for
+                    // `hart.pc` (blocks and code are dropped when the platform type changes);
+                    // the jump cache names only live blocks and code; nothing touches the
+                    // blocks or the platform while it runs.
+                    let e = unsafe { self.jit.enter(hart, &mut ctx, code) };
+                    let transitions = jit::JIT_CHAIN_BUDGET.saturating_sub(ctx.state.budget);
+                    ctx.state.chained += transitions as u64;
+                    self.stats.t1_chained += transitions as u64;
+                    self.stats.t1_entries += 1;
+                    self.stats.t1_insns += hart.instret.saturating_sub(before);
+                    interp::block_exit(&ctx.state, interp::Exit(e))
+                }
+                Ok((first, _)) => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
                     // SAFETY: `first` is the first slot of a block compiled for `P` (blocks
                     // are dropped when the platform type changes); the jump cache holds only
@@ -265,6 +419,10 @@ impl Engine {
         };
         blocks_run += ctx.state.chained;
         self.stats.blocks_run += blocks_run;
+        // Transitions through the dispatcher were counted with the chained ones.
+        self.stats.t1_chained -= ctx.state.jit_dispatched.min(self.stats.t1_chained);
+        self.stats.t1_dispatched += ctx.state.jit_dispatched;
+        self.stats.jit = self.jit.stats.clone();
         self.stats.run_time += started.elapsed();
         stop
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 /// Execution tiers that every ISA test runs under (`rv32vm ... --tier NAME`).
 ///
 /// Tiers are added here as they land (`t1`, then `t2`).
-pub const TIERS: &[&str] = &["interp"];
+pub const TIERS: &[&str] = &["interp", "t1"];
 
 /// How often a running child is polled for exit.
 const POLL_INTERVAL: Duration = Duration::from_millis(5);

@@ -1,0 +1,272 @@
+//! Functions compiled code calls (`extern "sysv64"`, monomorphised per platform type): slow
+//! paths of loads and stores, instructions whose semantics live in shared Rust code (A, F/D,
+//! system), a few rare bit-manipulation operations, and the dispatcher that finds the next
+//! compiled block. Every one of them reuses the interpreter's semantics.
+//!
+//! Status convention: 0 = go on, [`STATUS_TRAP`] = the instruction trapped (the trap is in
+//! `RunState::trap`), [`STATUS_CODE_WRITTEN`] = a store hit a page holding code (leave the
+//! block after this instruction).
+
+use crate::cpu::{fpu, Access, Hart};
+use crate::exec::interp::{self, jump_slot, Exit, RunCtx};
+use crate::exec::mem::{load, store, MemValue};
+use crate::exec::platform::Platform;
+use crate::isa::Insn;
+
+/// Helper status: the instruction trapped.
+pub const STATUS_TRAP: u32 = 1;
+/// Helper status: the instruction retired, and a store hit a page holding code.
+pub const STATUS_CODE_WRITTEN: u32 = 2;
+
+/// Addresses of the helpers for one platform type.
+#[derive(Clone, Debug)]
+pub struct Helpers {
+    pub load_u8: usize,
+    pub load_u16: usize,
+    pub load_u32: usize,
+    pub store_u8: usize,
+    pub store_u16: usize,
+    pub store_u32: usize,
+    pub atomic: usize,
+    pub fp_mem: usize,
+    pub fp: usize,
+    pub system: usize,
+    pub dispatch: usize,
+    pub cpop: usize,
+    pub orc_b: usize,
+    pub clmul: usize,
+    pub clmulh: usize,
+    pub clmulr: usize,
+}
+
+impl Helpers {
+    /// The helpers for platform type `P`.
+    pub fn for_platform<P: Platform>() -> Helpers {
+        type LoadFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, u32) -> u64;
+        type StoreFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, u32, u32) -> u32;
+        type InsnFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, Insn) -> u32;
+        type SystemFn<P> =
+            unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, Insn, u32, u32) -> u32;
+        type DispatchFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>) -> usize;
+        type PureFn = extern "sysv64" fn(u32, u32) -> u32;
+        Helpers {
+            load_u8: load_helper::<u8, P> as LoadFn<P> as usize,
+            load_u16: load_helper::<u16, P> as LoadFn<P> as usize,
+            load_u32: load_helper::<u32, P> as LoadFn<P> as usize,
+            store_u8: store_helper::<u8, P> as StoreFn<P> as usize,
+            store_u16: store_helper::<u16, P> as StoreFn<P> as usize,
+            store_u32: store_helper::<u32, P> as StoreFn<P> as usize,
+            atomic: atomic_helper::<P> as InsnFn<P> as usize,
+            fp_mem: fp_mem_helper::<P> as InsnFn<P> as usize,
+            fp: fp_helper::<P> as InsnFn<P> as usize,
+            system: system_helper::<P> as SystemFn<P> as usize,
+            dispatch: dispatch_helper::<P> as DispatchFn<P> as usize,
+            cpop: cpop as PureFn as usize,
+            orc_b: orc_b as PureFn as usize,
+            clmul: clmul as PureFn as usize,
+            clmulh: clmulh as PureFn as usize,
+            clmulr: clmulr as PureFn as usize,
+        }
+    }
+}
+
+/// The two eightbytes an [`Insn`] is passed in (by value, System V: rdx then rcx as the third
+/// argument).
+pub fn insn_words(insn: &Insn) -> [u64; 2] {
+    const _: () = assert!(std::mem::size_of::<Insn>() == 16);
+    // SAFETY: `Insn` is `#[repr(C)]`, 16 bytes, made of integer fields with no padding (its
+    // explicit `_pad` byte included), so every byte is initialised and any `[u64; 2]` reading
+    // of them is valid.
+    unsafe { std::mem::transmute::<Insn, [u64; 2]>(*insn) }
+}
+
+/// Status after an instruction that may have stored.
+#[inline]
+fn after_store(hart: &Hart) -> u32 {
+    if hart.code_pages.any_written() {
+        STATUS_CODE_WRITTEN
+    } else {
+        0
+    }
+}
+
+/// Record `trap` for the run loop and report it.
+#[inline]
+fn trapped<P>(ctx: &mut RunCtx<P>, trap: crate::cpu::Trap) -> u32 {
+    ctx.state.trap = trap;
+    STATUS_TRAP
+}
+
+/// A load that missed the inline path: `(status << 32) | value` (value zero-extended).
+///
+/// # Safety
+///
+/// `hart` and `ctx` are the live hart and run context compiled code was entered with.
+unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    va: u32,
+) -> u64 {
+    // SAFETY: per this function's contract; compiled code holds no other reference to them
+    // while the helper runs.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    // SAFETY: `ctx.plat` points to the live platform for the whole run (see `run_block`).
+    let plat = unsafe { &mut *ctx.plat };
+    match load::<T, P>(hart, plat, va) {
+        Ok(v) => v.to_u64() & 0xffff_ffff,
+        Err(t) => (trapped(ctx, t) as u64) << 32,
+    }
+}
+
+/// A store that missed the inline path.
+///
+/// # Safety
+///
+/// As [`load_helper`].
+unsafe extern "sysv64" fn store_helper<T: MemValue, P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    va: u32,
+    value: u32,
+) -> u32 {
+    // SAFETY: as in `load_helper`.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    // SAFETY: as in `load_helper`.
+    let plat = unsafe { &mut *ctx.plat };
+    match store::<T, P>(hart, plat, va, T::from_u64(value as u64)) {
+        Ok(()) => after_store(hart),
+        Err(t) => trapped(ctx, t),
+    }
+}
+
+/// LR/SC and AMOs.
+///
+/// # Safety
+///
+/// As [`load_helper`].
+unsafe extern "sysv64" fn atomic_helper<P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    insn: Insn,
+) -> u32 {
+    // SAFETY: as in `load_helper`.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    // SAFETY: as in `load_helper`.
+    let plat = unsafe { &mut *ctx.plat };
+    match interp::exec_atomic(hart, plat, &insn) {
+        Ok(v) => {
+            hart.set_reg(insn.rd, v);
+            after_store(hart)
+        }
+        Err(t) => trapped(ctx, t),
+    }
+}
+
+/// FP loads and stores.
+///
+/// # Safety
+///
+/// As [`load_helper`].
+unsafe extern "sysv64" fn fp_mem_helper<P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    insn: Insn,
+) -> u32 {
+    // SAFETY: as in `load_helper`.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    // SAFETY: as in `load_helper`.
+    let plat = unsafe { &mut *ctx.plat };
+    match interp::exec_fp_mem(hart, plat, &insn) {
+        Ok(()) => after_store(hart),
+        Err(t) => trapped(ctx, t),
+    }
+}
+
+/// FP computation.
+///
+/// # Safety
+///
+/// As [`load_helper`].
+unsafe extern "sysv64" fn fp_helper<P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    insn: Insn,
+) -> u32 {
+    // SAFETY: as in `load_helper`.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    match fpu::execute(hart, &insn) {
+        Ok(()) => 0,
+        Err(t) => trapped(ctx, t),
+    }
+}
+
+/// System instructions, CSR accesses and illegal instructions at guest `pc`, the `index`-th of
+/// its block: does what the interpreter does (pc and instret included) and returns the exit
+/// code the block leaves with.
+///
+/// # Safety
+///
+/// As [`load_helper`].
+unsafe extern "sysv64" fn system_helper<P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    insn: Insn,
+    pc: u32,
+    index: u32,
+) -> u32 {
+    // SAFETY: as in `load_helper`.
+    let hart = unsafe { &mut *hart };
+    // SAFETY: `ctx` points to a live `RunCtx<P>`, as `exec_system` requires.
+    unsafe { interp::exec_system(hart, ctx as *mut (), &insn, pc, index) }.0
+}
+
+/// Find compiled code for `hart.pc` after a block left through an indirect jump or an
+/// unchained direct one: run the platform's between-blocks check as the interpreter does when
+/// it chains, then look in the jump cache. Returns a code address to jump to, or an exit code
+/// (below 16) to leave with.
+///
+/// # Safety
+///
+/// As [`load_helper`]; `ctx.state.jump_cache` points to the engine's jump cache.
+unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+) -> usize {
+    // SAFETY: as in `load_helper`.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    if !interp::between_blocks(hart, ctx) {
+        ctx.state.budget += 1; // no block was entered
+        return Exit::STOP.0 as usize;
+    }
+    let pc = hart.pc;
+    // SAFETY: the jump cache has `JUMP_CACHE_SIZE` entries and `jump_slot` indexes within it.
+    let entry = unsafe { &*ctx.state.jump_cache.add(jump_slot(pc)) };
+    if entry.code != 0 && entry.pc == pc && hart.tlb.lookup(pc, Access::Execute) == Some(entry.host)
+    {
+        ctx.state.jit_dispatched += 1;
+        return entry.code;
+    }
+    ctx.state.budget += 1;
+    ctx.state.checked = true;
+    Exit::NEXT.0 as usize
+}
+
+extern "sysv64" fn cpop(a: u32, _b: u32) -> u32 {
+    a.count_ones()
+}
+
+extern "sysv64" fn orc_b(a: u32, _b: u32) -> u32 {
+    interp::orc_b(a)
+}
+
+extern "sysv64" fn clmul(a: u32, b: u32) -> u32 {
+    interp::clmul64(a, b) as u32
+}
+
+extern "sysv64" fn clmulh(a: u32, b: u32) -> u32 {
+    (interp::clmul64(a, b) >> 32) as u32
+}
+
+extern "sysv64" fn clmulr(a: u32, b: u32) -> u32 {
+    (interp::clmul64(a, b) >> 31) as u32
+}

@@ -1,0 +1,526 @@
+//! Lockstep differential testing: random blocks run once under the interpreter and once under
+//! tier 1, from the same state; registers, pc, instret, the trap taken and every byte of data
+//! memory must agree. Blocks use every operand aliasing (rd == rs1 == rs2, x0 anywhere),
+//! boundary immediates and register values, and loads/stores at page edges, across unmapped
+//! pages and MMIO, misaligned or not.
+//!
+//! `RV32VM_LOCKSTEP_CASES=N` runs N cases instead of the CI default (scripts or a long run).
+
+use crate::cpu::tlb::PAGE_MASK;
+use crate::cpu::{Access, Exception, Hart, Trap};
+use crate::exec::platform::{Platform, Resume, Stop, Target};
+use crate::exec::{Engine, EngineConfig, Tier};
+use crate::isa::{decode, Op};
+
+/// Guest address of the two code pages.
+const CODE_BASE: u32 = 0x0000_1000;
+const CODE_SIZE: usize = 0x2000;
+/// Guest address of the first of the data pages (RAM).
+const DATA_BASE: u32 = 0x0001_0000;
+const DATA_PAGES: u32 = 3;
+/// A page with nothing behind it: accesses fault.
+const HOLE: u32 = DATA_BASE + DATA_PAGES * 0x1000;
+/// A page of MMIO: reads return a function of the address, writes are logged.
+const MMIO_BASE: u32 = 0x0002_0000;
+
+/// A small machine: one code page, a few data pages, a hole, an MMIO page.
+struct TestPlatform {
+    /// Code memory: `CODE_SIZE` bytes from `code_at`, page aligned on the host like real guest
+    /// RAM (code invalidation works on host pages).
+    code: Vec<u8>,
+    code_at: usize,
+    data: Vec<u8>,
+    mmio_writes: Vec<(u32, u32, u64)>,
+    allow_misaligned: bool,
+    /// The one trap that ended the run: (cause, tval, pc, instret).
+    trap: Option<(u32, u32, u32, u64)>,
+}
+
+impl TestPlatform {
+    fn new(code: &[u8], data: &[u8], allow_misaligned: bool) -> Self {
+        let mut pages = vec![0u8; CODE_SIZE + 4096];
+        let code_at = pages.as_ptr().align_offset(4096);
+        pages[code_at..code_at + code.len()].copy_from_slice(code);
+        TestPlatform {
+            code: pages,
+            code_at,
+            data: data.to_vec(),
+            mmio_writes: Vec::new(),
+            allow_misaligned,
+            trap: None,
+        }
+    }
+}
+
+impl Platform for TestPlatform {
+    fn translate(&mut self, _hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
+        let fault = match access {
+            Access::Read => Exception::LoadAccessFault,
+            Access::Write => Exception::StoreAccessFault,
+            Access::Execute => Exception::InsnAccessFault,
+        };
+        if (CODE_BASE..CODE_BASE + CODE_SIZE as u32).contains(&va) {
+            let offset = self.code_at + (va - CODE_BASE) as usize;
+            let host = self.code.as_mut_ptr().wrapping_add(offset);
+            return Ok(Target::Ram {
+                host,
+                cacheable: true,
+            });
+        }
+        if access != Access::Execute && (DATA_BASE..HOLE).contains(&va) {
+            let host = self
+                .data
+                .as_mut_ptr()
+                .wrapping_add((va - DATA_BASE) as usize);
+            return Ok(Target::Ram {
+                host,
+                cacheable: true,
+            });
+        }
+        if access != Access::Execute && va & !PAGE_MASK == MMIO_BASE {
+            return Ok(Target::Mmio { paddr: va });
+        }
+        Err(Trap::new(fault, va))
+    }
+
+    fn mmio_read(&mut self, _hart: &mut Hart, paddr: u32, size: u32) -> Result<u64, Trap> {
+        Ok((paddr as u64).wrapping_mul(0x9e37_79b9) ^ size as u64)
+    }
+
+    fn mmio_write(
+        &mut self,
+        _hart: &mut Hart,
+        paddr: u32,
+        size: u32,
+        value: u64,
+    ) -> Result<(), Trap> {
+        self.mmio_writes.push((paddr, size, value));
+        Ok(())
+    }
+
+    fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop> {
+        self.trap = Some((trap.cause, trap.tval, hart.pc, hart.instret));
+        Err(Stop::Exit(0))
+    }
+
+    fn allow_misaligned(&self) -> bool {
+        self.allow_misaligned
+    }
+}
+
+/// xorshift64*: deterministic, dependency-free randomness.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        (self.next() % n as u64) as u32
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u32) as usize]
+    }
+}
+
+fn r_type(funct7: u32, rs2: u32, rs1: u32, funct3: u32, rd: u32, opcode: u32) -> u32 {
+    funct7 << 25 | rs2 << 20 | rs1 << 15 | funct3 << 12 | rd << 7 | opcode
+}
+
+fn i_type(imm: i32, rs1: u32, funct3: u32, rd: u32, opcode: u32) -> u32 {
+    ((imm as u32) & 0xfff) << 20 | rs1 << 15 | funct3 << 12 | rd << 7 | opcode
+}
+
+fn s_type(imm: i32, rs2: u32, rs1: u32, funct3: u32) -> u32 {
+    let imm = imm as u32;
+    (imm >> 5 & 0x7f) << 25 | rs2 << 20 | rs1 << 15 | funct3 << 12 | (imm & 0x1f) << 7 | 0x23
+}
+
+fn j_type(imm: i32, rd: u32) -> u32 {
+    let imm = imm as u32;
+    (imm >> 20 & 1) << 31
+        | (imm >> 1 & 0x3ff) << 21
+        | (imm >> 11 & 1) << 20
+        | (imm >> 12 & 0xff) << 12
+        | rd << 7
+        | 0x6f
+}
+
+fn b_type(imm: i32, rs2: u32, rs1: u32, funct3: u32) -> u32 {
+    let imm = imm as u32;
+    (imm >> 12 & 1) << 31
+        | (imm >> 5 & 0x3f) << 25
+        | rs2 << 20
+        | rs1 << 15
+        | funct3 << 12
+        | (imm >> 1 & 0xf) << 8
+        | (imm >> 11 & 1) << 7
+        | 0x63
+}
+
+/// Register-register operations: (funct7, funct3).
+const R_OPS: &[(u32, u32)] = &[
+    (0, 0),
+    (0x20, 0),
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (0, 4),
+    (0, 5),
+    (0x20, 5),
+    (0, 6),
+    (0, 7),
+    (1, 0),
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (1, 4),
+    (1, 5),
+    (1, 6),
+    (1, 7),
+    (0x10, 2),
+    (0x10, 4),
+    (0x10, 6),
+    (0x20, 7),
+    (0x20, 6),
+    (0x20, 4),
+    (0x05, 6),
+    (0x05, 7),
+    (0x05, 4),
+    (0x05, 5),
+    (0x30, 1),
+    (0x30, 5),
+    (0x05, 1),
+    (0x05, 2),
+    (0x05, 3),
+    (0x24, 1),
+    (0x24, 5),
+    (0x34, 1),
+    (0x14, 1),
+    (0x07, 5),
+    (0x07, 7),
+];
+
+/// Immediates worth hitting: boundaries of the 12-bit range and of shifts.
+const IMMS: &[i32] = &[0, 1, -1, 2, 31, 32, 2047, -2048, 0x7ff, 0x555, -0x556, 4, 3];
+
+/// Register values worth hitting.
+const VALUES: &[u32] = &[
+    0,
+    1,
+    2,
+    0xffff_ffff,
+    0x8000_0000,
+    0x7fff_ffff,
+    0xffff_fffe,
+    31,
+    32,
+    0x1234_5678,
+    0xdead_beef,
+];
+
+/// Base addresses for memory operands: page edges of RAM, the hole, MMIO, misaligned.
+fn address(rng: &mut Rng) -> u32 {
+    let page = rng.pick(&[
+        DATA_BASE,
+        DATA_BASE + 0x1000,
+        DATA_BASE + 0x2000,
+        HOLE,
+        MMIO_BASE,
+    ]);
+    let offset = rng.pick(&[0, 1, 2, 3, 4, 0x7fe, 0xffc, 0xffd, 0xffe, 0xfff, 0x1000]);
+    (page + offset).wrapping_sub(rng.pick(&[0, 0, 4, 1]))
+}
+
+/// One random instruction that does not end the block.
+fn random_insn(rng: &mut Rng) -> u32 {
+    let reg = |rng: &mut Rng| {
+        let any = rng.below(32);
+        rng.pick(&[0, 1, 2, 3, 5, 10, 31, any])
+    };
+    let (rd, rs1, rs2) = (reg(rng), reg(rng), reg(rng));
+    let imm = if rng.below(4) == 0 {
+        rng.below(4096) as i32 - 2048
+    } else {
+        rng.pick(IMMS)
+    };
+    match rng.below(10) {
+        0..=2 => {
+            let (f7, f3) = rng.pick(R_OPS);
+            r_type(f7, rs2, rs1, f3, rd, 0x33)
+        }
+        3 | 4 => {
+            let f3 = rng.pick(&[0, 2, 3, 4, 6, 7]);
+            i_type(imm, rs1, f3, rd, 0x13)
+        }
+        5 => {
+            // Shifts and single-bit immediates: (funct7, funct3) with a 5-bit shamt.
+            let (f7, f3) = rng.pick(&[
+                (0, 1),
+                (0, 5),
+                (0x20, 5),
+                (0x30, 5),
+                (0x24, 1),
+                (0x14, 1),
+                (0x34, 1),
+                (0x24, 5),
+            ]);
+            r_type(f7, rng.below(32), rs1, f3, rd, 0x13)
+        }
+        6 => {
+            // Unary Zbb: clz ctz cpop sext.b sext.h (funct3 1), orc.b rev8 (funct3 5), zext.h.
+            match rng.below(8) {
+                0..=4 => i_type(0x600 + rng.pick(&[0, 1, 2, 4, 5]), rs1, 1, rd, 0x13),
+                5 => i_type(0x287, rs1, 5, rd, 0x13),
+                6 => i_type(0x698, rs1, 5, rd, 0x13),
+                _ => r_type(0x04, 0, rs1, 4, rd, 0x33),
+            }
+        }
+        7 => {
+            if rng.below(2) == 0 {
+                (rng.next() as u32 & 0xffff_f000) | rd << 7 | 0x37 // lui
+            } else {
+                (rng.next() as u32 & 0xffff_f000) | rd << 7 | 0x17 // auipc
+            }
+        }
+        8 => i_type(
+            rng.pick(&[0, 1, 2, 3, -1, -4, 4]),
+            rs1,
+            rng.pick(&[0, 1, 2, 4, 5]),
+            rd,
+            0x03,
+        ),
+        9 if rng.below(3) == 0 => {
+            // F/D loads and stores (inline TLB path; FP on or off; NaN-boxing)
+            let offset = rng.pick(&[0, 1, 2, 4, -4, 8]);
+            let funct3 = rng.pick(&[2, 3]);
+            if rng.below(2) == 0 {
+                i_type(offset, rs1, funct3, rd, 0x07)
+            } else {
+                let mut w = s_type(offset, rs2, rs1, funct3);
+                w = (w & !0x7f) | 0x27;
+                w
+            }
+        }
+        9 if rng.below(4) == 0 => {
+            // A: amoswap amoadd amoxor amoand amoor amomin amomax amominu amomaxu, lr, sc
+            // (helpers that write rd and may store, fault or misalign).
+            let funct5 = rng.pick(&[1, 0, 4, 12, 8, 16, 20, 24, 28, 2, 3]);
+            let rs2 = if funct5 == 2 { 0 } else { rs2 };
+            r_type(funct5 << 2, rs2, rs1, 2, rd, 0x2f)
+        }
+        _ => s_type(
+            rng.pick(&[0, 1, 2, 3, -1, -4, 4]),
+            rs2,
+            rs1,
+            rng.pick(&[0, 1, 2]),
+        ),
+    }
+}
+
+/// A random block: straight-line instructions, then a branch, jump or ecall.
+fn random_block(rng: &mut Rng) -> Vec<u32> {
+    let n = 1 + rng.below(24);
+    let mut words: Vec<u32> = (0..n).map(|_| random_insn(rng)).collect();
+    let rs1 = rng.below(32);
+    let rs2 = rng.below(32);
+    match rng.below(6) {
+        // A branch over the ecall below, or not.
+        0 => words.push(b_type(8, rs2, rs1, rng.pick(&[0, 1, 4, 5, 6, 7]))),
+        // jal x1, +8
+        1 => words.push(0x0080_00ef),
+        // auipc x5, 0; jalr rd, 12(x5) (to the second ecall), with any link register
+        2 => {
+            words.push(5 << 7 | 0x17);
+            words.push(i_type(12, 5, 0, rng.below(32), 0x67));
+        }
+        // csrrs rd, minstret or mcycle, x0: the count must be exact at any point
+        3 => words.push(i_type(rng.pick(&[0xb02, 0xb00]), 0, 2, rng.below(32), 0x73)),
+        _ => {}
+    }
+    words.push(0x0000_0073); // ecall
+    words.push(0x0000_0073); // ecall (target of the taken branch / jump)
+    words
+}
+
+/// Everything a run can change.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    x: [u32; 32],
+    f: [u64; 32],
+    mstatus: u32,
+    code: Vec<u8>,
+    pc: u32,
+    instret: u64,
+    trap: Option<(u32, u32, u32, u64)>,
+    data: Vec<u8>,
+    mmio_writes: Vec<(u32, u32, u64)>,
+}
+
+fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned: bool) -> Outcome {
+    run_with_fp(tier, code, regs, data, allow_misaligned, false)
+}
+
+/// Run with the FP unit on (mstatus.FS = Initial) or off, and FP registers made from `regs`.
+fn run_with_fp(
+    tier: Tier,
+    code: &[u8],
+    regs: &[u32; 32],
+    data: &[u8],
+    allow_misaligned: bool,
+    fp_on: bool,
+) -> Outcome {
+    let mut plat = TestPlatform::new(code, data, allow_misaligned);
+    let mut hart = Hart::new();
+    hart.x = *regs;
+    hart.x[0] = 0;
+    for (i, f) in hart.f.iter_mut().enumerate() {
+        *f = (regs[i] as u64) << 32 | regs[31 - i] as u64;
+    }
+    if fp_on {
+        hart.csr.mstatus |= crate::cpu::csr::MSTATUS_FS_INITIAL;
+    }
+    hart.pc = CODE_BASE;
+    let mut engine = Engine::new(EngineConfig {
+        tier,
+        ..EngineConfig::default()
+    });
+    engine.run(&mut hart, &mut plat, Some(10_000));
+    Outcome {
+        x: hart.x,
+        f: hart.f,
+        mstatus: hart.csr.mstatus,
+        code: plat.code[plat.code_at..plat.code_at + CODE_SIZE].to_vec(),
+        pc: hart.pc,
+        instret: hart.instret,
+        trap: plat.trap,
+        data: plat.data,
+        mmio_writes: plat.mmio_writes,
+    }
+}
+
+fn check_case(seed: u64) {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let words = random_block(&mut rng);
+    for &w in &words {
+        assert_ne!(
+            decode(w).op,
+            Op::Illegal,
+            "generator made an illegal word {w:#010x}"
+        );
+    }
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut regs = [0u32; 32];
+    for r in regs.iter_mut() {
+        *r = match rng.below(3) {
+            0 => rng.pick(VALUES),
+            1 => address(&mut rng),
+            _ => rng.next() as u32,
+        };
+    }
+    let data: Vec<u8> = (0..DATA_PAGES * 4096).map(|_| rng.next() as u8).collect();
+    let allow_misaligned = rng.below(4) == 0;
+    let fp_on = rng.below(4) != 0;
+    let interp = run_with_fp(Tier::Interp, &code, &regs, &data, allow_misaligned, fp_on);
+    let t1 = run_with_fp(Tier::T1, &code, &regs, &data, allow_misaligned, fp_on);
+    if interp != t1 {
+        let listing: Vec<String> = words
+            .iter()
+            .map(|&w| format!("{w:#010x} {:?}", decode(w)))
+            .collect();
+        let regs_diff: Vec<String> = (0..32)
+            .filter(|&i| interp.x[i] != t1.x[i])
+            .map(|i| format!("x{i}: interp {:#x} t1 {:#x}", interp.x[i], t1.x[i]))
+            .collect();
+        panic!(
+            "seed {seed}: tier 1 diverges from the interpreter\nblock:\n{}\nregisters in: {regs:x?}\n\
+             differing registers: {regs_diff:?}\npc {:#x} vs {:#x}, instret {} vs {}, trap {:x?} vs {:x?}, \
+             data equal: {}, mmio {:x?} vs {:x?}, f equal: {}, mstatus {:#x} vs {:#x}",
+            listing.join("\n"),
+            interp.pc,
+            t1.pc,
+            interp.instret,
+            t1.instret,
+            interp.trap,
+            t1.trap,
+            interp.data == t1.data,
+            interp.mmio_writes,
+            t1.mmio_writes,
+            interp.f == t1.f,
+            interp.mstatus,
+            t1.mstatus,
+        );
+    }
+}
+
+#[test]
+fn tier1_matches_interpreter_on_random_blocks() {
+    let cases: u64 = std::env::var("RV32VM_LOCKSTEP_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    for seed in 0..cases {
+        check_case(seed);
+    }
+}
+
+#[test]
+fn tier1_matches_interpreter_on_a_loop_that_chains_to_itself() {
+    // x1 counts down from 1000 by 1; x2 accumulates; the loop block chains to itself and
+    // must return to the run loop at the budget and at the instruction limit alike.
+    let words = [
+        i_type(1000, 0, 0, 1, 0x13), // addi x1, x0, 1000
+        i_type(0, 0, 0, 2, 0x13),    // addi x2, x0, 0
+        r_type(0, 1, 2, 0, 2, 0x33), // loop: add x2, x2, x1
+        i_type(-1, 1, 0, 1, 0x13),   // addi x1, x1, -1
+        b_type(-8, 0, 1, 1),         // bne x1, x0, loop
+        0x0000_0073,                 // ecall
+    ];
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let interp = run(Tier::Interp, &code, &[0; 32], &data, false);
+    let t1 = run(Tier::T1, &code, &[0; 32], &data, false);
+    assert_eq!(interp.x[2], 500_500);
+    assert_eq!(interp, t1);
+}
+
+#[test]
+fn chained_jump_into_a_block_changed_by_a_store_is_unlinked() {
+    // A block at 0x1ffe starts with `addi x1, x1, 1` straddling into the next page. A loop in
+    // the first page jumps to it (a chained jump under tier 1); code in the second page
+    // rewrites the instruction's upper half to `addi x1, x1, 100`. Only the straddling block is
+    // dropped (its second page was written), so the chained jump into it must be undone.
+    let mut code = vec![0u8; CODE_SIZE];
+    let mut put = |addr: u32, bytes: &[u8]| {
+        let at = (addr - CODE_BASE) as usize;
+        code[at..at + bytes.len()].copy_from_slice(bytes);
+    };
+    put(0x1000, &i_type(3, 0, 0, 3, 0x13).to_le_bytes()); // addi x3, x0, 3
+    put(0x1004, &(0x2000 | 6 << 7 | 0x37u32).to_le_bytes()); // lui x6, 0x2
+    put(0x1008, &i_type(0x640, 0, 0, 5, 0x13).to_le_bytes()); // addi x5, x0, 0x640
+    put(0x100c, &j_type(0x1f00 - 0x100c, 0).to_le_bytes()); // j L
+    put(0x1f00, &j_type(0x1ffe - 0x1f00, 0).to_le_bytes()); // L: j S
+    put(0x1ffe, &i_type(1, 1, 0, 1, 0x13).to_le_bytes()); // S: addi x1, x1, 1
+    put(0x2002, &s_type(0, 5, 6, 1).to_le_bytes()); // sh x5, 0(x6)
+    put(0x2006, &i_type(-1, 3, 0, 3, 0x13).to_le_bytes()); // addi x3, x3, -1
+    put(0x200a, &b_type(8, 0, 3, 0).to_le_bytes()); // beq x3, x0, +8
+    put(0x200e, &j_type(0x1f00 - 0x200e, 0).to_le_bytes()); // j L
+    put(0x2012, &0x0000_0073u32.to_le_bytes()); // ecall
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let interp = run(Tier::Interp, &code, &[0; 32], &data, false);
+    let t1 = run(Tier::T1, &code, &[0; 32], &data, false);
+    assert_eq!(
+        interp.x[1],
+        1 + 100 + 100,
+        "the interpreter sees the rewritten instruction"
+    );
+    assert_eq!(t1.x, interp.x, "registers");
+    assert_eq!(
+        (t1.pc, t1.instret, t1.trap),
+        (interp.pc, interp.instret, interp.trap)
+    );
+    assert!(t1.code == interp.code, "code memory differs");
+}

@@ -1,0 +1,311 @@
+//! Tier 1: a template JIT for x86-64. A block's decoded instructions become native code,
+//! instruction by instruction, from templates ([`templates`]) written against a small emit
+//! layer ([`emit`], the only code that knows x86 encodings). Loads and stores inline the
+//! software-TLB lookup; everything with shared Rust semantics (A, F/D, CSRs, system
+//! instructions, slow memory paths) is called through `extern "sysv64"` helpers ([`helpers`]).
+//!
+//! How compiled code is entered and left, how traps stay precise, how blocks are chained and
+//! how chains are undone when code is invalidated: docs/codegen.md.
+
+pub mod arena;
+pub mod emit;
+pub mod helpers;
+pub mod templates;
+
+#[cfg(test)]
+mod lockstep_tests;
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::cpu::Hart;
+use crate::exec::interp::RunCtx;
+use crate::exec::platform::Platform;
+use crate::isa::Insn;
+use arena::{CodeArena, DEFAULT_ARENA_SIZE};
+use emit::{Emitter, Reg, PATCHABLE_JMP_LEN};
+use helpers::Helpers;
+use templates::BlockCompiler;
+
+/// Blocks entered per entry into compiled code (chained or through the dispatcher) before it
+/// returns to the run loop, so between-blocks work (interrupts, exit requests) comes around
+/// regularly even in a loop that chains to itself.
+pub const JIT_CHAIN_BUDGET: u32 = 256;
+
+/// Why a block could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// The code arena has no room left: drop all code and start over.
+    #[error("code arena full")]
+    ArenaFull,
+    /// Code memory could not be mapped.
+    #[error("cannot map code memory: {0}")]
+    Map(#[from] std::io::Error),
+    /// The assembler refused the code (a bug in a template).
+    #[error("assembler error: {0}")]
+    Assemble(String),
+}
+
+/// Addresses of the shared stubs at the start of the arena.
+#[derive(Clone, Debug)]
+pub struct Stubs {
+    /// `extern "sysv64" fn(hart, ctx, code) -> u32`: save callee-saved registers, set up the
+    /// block registers and jump to `code`.
+    pub entry: usize,
+    /// Restore and return to the run loop with the exit code in eax.
+    pub exit: usize,
+    /// Return [`crate::exec::interp::Exit::NEXT`] (budget or instruction limit reached).
+    pub exit_next: usize,
+    /// Ask the dispatcher for the block at `hart.pc` and jump to it, or leave.
+    pub dispatch: usize,
+}
+
+/// Native code of one block.
+#[derive(Debug)]
+pub struct Compiled {
+    /// Host address of the code.
+    pub entry: usize,
+    /// The guest pc the code was compiled for: pcs are constants in it, so it runs only when
+    /// the block is entered at this pc (the same bytes reached through another mapping run
+    /// in the interpreter).
+    pub pc: u32,
+    /// Bytes of code.
+    pub len: usize,
+    /// Host addresses of the blocks its chain sites lead to.
+    targets: Vec<usize>,
+}
+
+/// A direct exit of a compiled block, waiting for or chained to its target.
+#[derive(Debug)]
+struct Link {
+    /// Address of the patchable jump.
+    site: usize,
+    /// The guest pc it leaves to.
+    target_pc: u32,
+    /// Host address (identity) of the block the site is in.
+    from: usize,
+    /// Whether the jump currently goes to the target's code.
+    linked: bool,
+}
+
+/// Tier-1 counters for `--stats`.
+#[derive(Clone, Debug, Default)]
+pub struct JitStats {
+    pub blocks_compiled: u64,
+    pub code_bytes: u64,
+    pub compile_time: Duration,
+    pub links_patched: u64,
+    pub compile_failures: u64,
+}
+
+/// The tier-1 compiler and its code memory.
+pub struct Jit {
+    arena: Option<CodeArena>,
+    /// Stubs and helpers for the platform type they were emitted for.
+    runtime: Option<(TypeId, Stubs, Helpers)>,
+    /// Bytes at the arena start that hold the stubs.
+    stub_bytes: usize,
+    /// Direct exits by the host address of the block they lead to.
+    links: HashMap<usize, Vec<Link>>,
+    chaining: bool,
+    pub stats: JitStats,
+}
+
+impl Jit {
+    /// A compiler; `chaining` enables patched jumps between blocks.
+    pub fn new(chaining: bool) -> Jit {
+        Jit {
+            arena: None,
+            runtime: None,
+            stub_bytes: 0,
+            links: HashMap::new(),
+            chaining,
+            stats: JitStats::default(),
+        }
+    }
+
+    /// Make sure the arena exists and holds stubs for platform `P` (dropping all code made for
+    /// another platform type: the caller has dropped those blocks).
+    fn prepare<P: Platform + 'static>(&mut self) -> Result<(), JitError> {
+        let platform = TypeId::of::<P>();
+        if matches!(&self.runtime, Some((t, _, _)) if *t == platform) {
+            return Ok(());
+        }
+        let arena = match &mut self.arena {
+            Some(a) => a,
+            None => self.arena.insert(CodeArena::new(DEFAULT_ARENA_SIZE)?),
+        };
+        arena.truncate(0);
+        self.links.clear();
+        let helpers = Helpers::for_platform::<P>();
+        let base = arena.next_addr();
+        let mut e = Emitter::new(base);
+        let entry = base + e.len();
+        e.emit_push_callee_saved();
+        // Six pushes after the return address: rsp is 8 mod 16; helpers need 0 at calls.
+        e.emit_add64_imm(Reg::Rsp, -8);
+        e.emit_mov64(Reg::Rbx, Reg::Rdi);
+        e.emit_mov64(Reg::Rbp, Reg::Rsi);
+        e.emit_jmp_reg(Reg::Rdx);
+        let exit = base + e.len();
+        e.emit_add64_imm(Reg::Rsp, 8);
+        e.emit_pop_callee_saved_ret();
+        let exit_next = base + e.len();
+        // The transition that led here was counted against the budget but did not happen.
+        e.emit_alu32_mem_imm(emit::Alu::Add, templates::state_budget(), 1);
+        e.emit_load_imm(Reg::Rax, crate::exec::interp::Exit::NEXT.0);
+        e.emit_jmp_abs(exit);
+        let dispatch = base + e.len();
+        e.emit_mov64(Reg::Rdi, Reg::Rbx);
+        e.emit_mov64(Reg::Rsi, Reg::Rbp);
+        e.emit_call(helpers.dispatch);
+        e.emit_cmp64_imm(Reg::Rax, 16);
+        e.emit_jcc_abs(emit::Cond::Ltu, exit);
+        e.emit_jmp_reg(Reg::Rax);
+        let code = e
+            .finish()
+            .map_err(|err| JitError::Assemble(err.to_string()))?;
+        arena.push(&code).ok_or(JitError::ArenaFull)?;
+        self.stub_bytes = arena.used();
+        self.runtime = Some((
+            platform,
+            Stubs {
+                entry,
+                exit,
+                exit_next,
+                dispatch,
+            },
+            helpers,
+        ));
+        Ok(())
+    }
+
+    /// Compile the block of `insns` at guest `pc`, host address `host`. `compiled_at(host)`
+    /// tells where compiled code for the block at a host address is (its pc and entry), so
+    /// direct exits to it are chained at once; exits waiting for this block are chained to it.
+    pub fn compile<P: Platform + 'static>(
+        &mut self,
+        insns: &[Insn],
+        pc: u32,
+        host: usize,
+        compiled_at: impl Fn(usize) -> Option<(u32, usize)>,
+    ) -> Result<Compiled, JitError> {
+        let started = Instant::now();
+        self.prepare::<P>()?;
+        let (Some(arena), Some((_, stubs, helpers))) = (&mut self.arena, &self.runtime) else {
+            return Err(JitError::ArenaFull); // not reachable: `prepare` made both
+        };
+        let base = arena.next_addr();
+        let code = BlockCompiler::new(base, stubs, helpers, pc, self.chaining)
+            .compile(insns)
+            .map_err(|err| JitError::Assemble(err.to_string()))?;
+        let entry = arena.push(&code.code).ok_or(JitError::ArenaFull)?;
+        debug_assert_eq!(entry, base);
+        let mut targets = Vec::with_capacity(code.sites.len());
+        for site in &code.sites {
+            // Chain sites lead to the block's own page (same translation): the target's host
+            // address follows from the offset.
+            let target_host =
+                host.wrapping_add(site.target.wrapping_sub(pc) as i32 as isize as usize);
+            let mut link = Link {
+                site: entry + site.offset,
+                target_pc: site.target,
+                from: host,
+                linked: false,
+            };
+            if let Some((target_pc, target_entry)) = compiled_at(target_host) {
+                if target_pc == site.target {
+                    link.linked = self.patch(link.site, target_entry);
+                }
+            }
+            self.links.entry(target_host).or_default().push(link);
+            targets.push(target_host);
+        }
+        // Exits that were waiting for this block (including its own loops).
+        if let Some(waiting) = self.links.get_mut(&host) {
+            for link in waiting
+                .iter_mut()
+                .filter(|l| !l.linked && l.target_pc == pc)
+            {
+                // SAFETY: `link.site` is a patchable jump in live arena code; no compiled code
+                // runs while the engine compiles.
+                link.linked = unsafe { emit::patch_jmp(link.site, entry) };
+                self.stats.links_patched += link.linked as u64;
+            }
+        }
+        self.stats.blocks_compiled += 1;
+        self.stats.code_bytes += code.code.len() as u64;
+        self.stats.compile_time += started.elapsed();
+        Ok(Compiled {
+            entry,
+            pc,
+            len: code.code.len(),
+            targets,
+        })
+    }
+
+    /// Point the patchable jump at `site` to `target`.
+    fn patch(&mut self, site: usize, target: usize) -> bool {
+        // SAFETY: `site` is a patchable jump in arena code made by `compile`; no compiled code
+        // runs while the engine compiles or invalidates.
+        let ok = unsafe { emit::patch_jmp(site, target) };
+        self.stats.links_patched += ok as u64;
+        ok
+    }
+
+    /// The block at host address `host` (compiled as `compiled`) was dropped: jumps chained
+    /// into it go back to the dispatcher, and its own exits are forgotten. Its code stays in
+    /// the arena (unreachable) until [`Jit::reset`].
+    pub fn unlink_block(&mut self, host: usize, compiled: &Compiled) {
+        if let Some(incoming) = self.links.get_mut(&host) {
+            for link in incoming.iter_mut().filter(|l| l.linked) {
+                // SAFETY: as in `compile`; the jump goes back to the instruction after it,
+                // the path to the dispatcher.
+                unsafe { emit::patch_jmp(link.site, link.site + PATCHABLE_JMP_LEN) };
+                link.linked = false;
+            }
+        }
+        for target in &compiled.targets {
+            if let Some(v) = self.links.get_mut(target) {
+                v.retain(|l| l.from != host);
+            }
+        }
+    }
+
+    /// Every block was dropped: forget all code (the stubs stay).
+    pub fn reset(&mut self) {
+        self.links.clear();
+        if let Some(a) = &mut self.arena {
+            a.truncate(self.stub_bytes);
+        }
+    }
+
+    /// Run compiled code starting at `code` until it leaves; returns the interpreter's exit
+    /// code for how it left (`hart.pc` and `hart.instret` are set as the interpreter would).
+    ///
+    /// # Safety
+    ///
+    /// `code` is the entry of live compiled code made by this `Jit` for platform type `P`
+    /// and for guest pc `hart.pc`; `ctx` is set up as for [`crate::exec::interp::run_block`]
+    /// (its jump cache names only live blocks, whose `code` fields are live compiled code for
+    /// `P`).
+    pub unsafe fn enter<P: Platform>(
+        &self,
+        hart: &mut Hart,
+        ctx: &mut RunCtx<P>,
+        code: usize,
+    ) -> u32 {
+        let Some((_, stubs, _)) = &self.runtime else {
+            return crate::exec::interp::Exit::NEXT.0;
+        };
+        type EntryFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, usize) -> u32;
+        // SAFETY: `stubs.entry` is the entry stub emitted by `prepare`, with this signature.
+        let f: EntryFn<P> = unsafe { std::mem::transmute::<usize, EntryFn<P>>(stubs.entry) };
+        ctx.state.budget = JIT_CHAIN_BUDGET;
+        ctx.state.checked = false;
+        // SAFETY: per this function's contract, the code and everything it reaches is live.
+        // `ctx.state.budget` now tells how many blocks were entered on the way.
+        unsafe { f(hart, ctx, code) }
+    }
+}

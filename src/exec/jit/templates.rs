@@ -1,0 +1,942 @@
+//! Per-instruction templates: how each RISC-V operation becomes x86-64, written against the
+//! emit layer ([`super::emit`]) and grouped in families like rv32emu's code generator
+//! (`GEN_ALU_IMM`, `GEN_ALU_REG`, `GEN_BRANCH`, `GEN_LOAD`, `GEN_STORE`, ...).
+//!
+//! Conventions inside a block (see docs/codegen.md):
+//! - `rbx` holds the `Hart`, `rbp` the run context (`RunCtx<P>`, whose first field is the
+//!   `RunState`); guest registers live in `hart.x` and are read and written in memory, so the
+//!   guest state is exact at every helper call and every exit;
+//! - `rax`, `rcx`, `rdx`, `rsi`, `rdi`, `r8`..`r11` are scratch (helpers may clobber them);
+//! - `hart.pc` holds the block's entry pc and `hart.instret` the count at block entry while the
+//!   block runs, exactly as in the interpreter; exits write both.
+//!
+//! A template never decides anything from run-time guest state at compile time except the
+//! instruction itself and its pc (blocks are compiled for one entry pc; see
+//! [`super::Compiled::pc`]).
+
+use std::mem::offset_of;
+
+use super::emit::{Alu, BitOp, Cond, Emitter, Label, Mem, Reg, Shift, Unary, Width};
+use super::helpers::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
+use super::Stubs;
+use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
+use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
+use crate::cpu::{Csrs, Hart};
+use crate::exec::interp::{Exit, RunState};
+use crate::isa::{Insn, Op};
+
+/// The hart pointer.
+const HART: Reg = Reg::Rbx;
+/// The run-context pointer (`RunCtx<P>`, `RunState` first).
+const CTX: Reg = Reg::Rbp;
+
+/// `hart.x[r]`.
+fn xreg(r: u8) -> Mem {
+    Mem::at(HART, (offset_of!(Hart, x) + 4 * (r as usize & 31)) as i32)
+}
+
+/// `hart.f[r]`.
+fn freg(r: u8) -> Mem {
+    Mem::at(HART, (offset_of!(Hart, f) + 8 * (r as usize & 31)) as i32)
+}
+
+fn mstatus() -> Mem {
+    Mem::at(
+        HART,
+        (offset_of!(Hart, csr) + offset_of!(Csrs, mstatus)) as i32,
+    )
+}
+
+fn hart_pc() -> Mem {
+    Mem::at(HART, offset_of!(Hart, pc) as i32)
+}
+
+fn hart_instret() -> Mem {
+    Mem::at(HART, offset_of!(Hart, instret) as i32)
+}
+
+pub(super) fn state_budget() -> Mem {
+    Mem::at(CTX, offset_of!(RunState, budget) as i32)
+}
+
+fn state_limit() -> Mem {
+    Mem::at(CTX, offset_of!(RunState, limit) as i32)
+}
+
+/// Offset in `Hart` of the read or write TLB array.
+fn tlb_array(write: bool) -> i32 {
+    let arr = if write {
+        offset_of!(Tlb, write)
+    } else {
+        offset_of!(Tlb, read)
+    };
+    (offset_of!(Hart, tlb) + arr) as i32
+}
+
+/// A direct exit that may be chained to another block on the same page.
+#[derive(Clone, Copy, Debug)]
+pub struct ChainSite {
+    /// Offset of the patchable jump in the block's code.
+    pub offset: usize,
+    /// The guest pc it leaves to.
+    pub target: u32,
+}
+
+/// Host registers that cache guest registers within a block (callee-saved, so helper calls
+/// preserve them).
+const CACHE_REGS: [Reg; 4] = [Reg::R12, Reg::R13, Reg::R14, Reg::R15];
+
+/// Code that runs only on a slow path, emitted after the block body.
+enum OutOfLine {
+    /// A load that missed the TLB (or was misaligned): call the helper, then go on.
+    Load {
+        /// Cached guest registers to write back before the call.
+        dirty: u32,
+        entry: Label,
+        resume: Label,
+        helper: usize,
+        op: Op,
+        trap: Label,
+    },
+    /// An FP load or store off the inline path (FP off, TLB miss, misaligned): the helper
+    /// does all of it.
+    FpMem {
+        dirty: u32,
+        entry: Label,
+        resume: Label,
+        insn: Insn,
+        trap: Label,
+        written: Label,
+    },
+    /// A store that missed the TLB (or was misaligned).
+    Store {
+        dirty: u32,
+        entry: Label,
+        resume: Label,
+        helper: usize,
+        rs2: u8,
+        trap: Label,
+        written: Label,
+    },
+}
+
+/// Compiles one block.
+pub struct BlockCompiler<'a> {
+    e: Emitter,
+    stubs: &'a Stubs,
+    helpers: &'a Helpers,
+    /// Guest pc of the block's first instruction.
+    pc0: u32,
+    chaining: bool,
+    popcnt: bool,
+    sites: Vec<ChainSite>,
+    ool: Vec<OutOfLine>,
+    /// The host register caching each guest register, if any (fixed for the whole block).
+    cached: [Option<Reg>; 32],
+    /// Cached guest registers (bit per register) whose host copy is newer than `hart.x`.
+    dirty: u32,
+    /// Per instruction index: the exit taken when it traps (pc and instret of the faulting
+    /// instruction), emitted on first use.
+    trap_exits: Vec<(u32, u32, Label)>,
+    /// Per instruction index: the exit after a store that hit a code page.
+    written_exits: Vec<(u32, u32, Label)>,
+}
+
+/// What [`BlockCompiler::compile`] produced.
+pub struct BlockCode {
+    pub code: Vec<u8>,
+    pub sites: Vec<ChainSite>,
+}
+
+impl<'a> BlockCompiler<'a> {
+    /// A compiler for the block at guest `pc0`, whose code will be placed at host `base`.
+    pub fn new(
+        base: usize,
+        stubs: &'a Stubs,
+        helpers: &'a Helpers,
+        pc0: u32,
+        chaining: bool,
+    ) -> Self {
+        BlockCompiler {
+            e: Emitter::new(base),
+            stubs,
+            helpers,
+            pc0,
+            chaining,
+            popcnt: super::emit::has_popcnt(),
+            sites: Vec::new(),
+            ool: Vec::new(),
+            cached: [None; 32],
+            dirty: 0,
+            trap_exits: Vec::new(),
+            written_exits: Vec::new(),
+        }
+    }
+
+    /// Compile `insns` (a whole block as the block builder made it).
+    pub fn compile(mut self, insns: &[Insn]) -> Result<BlockCode, dynasmrt::DynasmError> {
+        self.allocate_registers(insns);
+        let mut off = 0u32;
+        let mut ended = false;
+        for (index, insn) in insns.iter().enumerate() {
+            let pc = self.pc0.wrapping_add(off);
+            ended = self.insn(insn, pc, index as u32);
+            off += insn.len as u32;
+            if ended {
+                break;
+            }
+        }
+        if !ended {
+            // Ran off the end (instruction limit or page end): continue at the next pc.
+            let n = insns.len() as u32;
+            self.exit_to(self.pc0.wrapping_add(off), n);
+        }
+        self.emit_out_of_line();
+        let sites = std::mem::take(&mut self.sites);
+        Ok(BlockCode {
+            code: self.e.finish()?,
+            sites,
+        })
+    }
+
+    // ----- guest registers -----
+
+    /// Register allocation: the guest registers used most in the block (at least twice) live
+    /// in [`CACHE_REGS`] for the whole block, loaded at entry and written back (when changed)
+    /// before every helper call that can see guest state and at every exit.
+    fn allocate_registers(&mut self, insns: &[Insn]) {
+        let mut uses = [0u32; 32];
+        for i in insns {
+            for r in [i.rd, i.rs1, i.rs2] {
+                uses[r as usize & 31] += 1;
+            }
+        }
+        uses[0] = 0;
+        let mut order: Vec<usize> = (1..32).filter(|&r| uses[r] >= 2).collect();
+        // Most used first; ties by register number so the choice is deterministic.
+        order.sort_by_key(|&r| (std::cmp::Reverse(uses[r]), r));
+        for (&r, &host) in order.iter().zip(CACHE_REGS.iter()) {
+            self.cached[r] = Some(host);
+            self.e.emit_load(Width::B32, false, host, xreg(r as u8));
+        }
+    }
+
+    /// Emit stores of the cached registers in `mask` to `hart.x`.
+    fn write_back(&mut self, mask: u32) {
+        for r in 1..32 {
+            if mask & (1 << r) != 0 {
+                if let Some(host) = self.cached[r] {
+                    self.e.emit_store(Width::B32, xreg(r as u8), host);
+                }
+            }
+        }
+    }
+
+    /// Before a helper that sees guest state: `hart.x` becomes exact.
+    fn sync_before_call(&mut self) {
+        self.write_back(self.dirty);
+        self.dirty = 0;
+    }
+
+    /// After a helper that may have written `x[rd]`: refresh its cached copy.
+    fn reload(&mut self, rd: u8) {
+        if let Some(host) = self.cached[rd as usize & 31] {
+            self.e.emit_load(Width::B32, false, host, xreg(rd));
+        }
+    }
+
+    /// `dst = x[r]`.
+    fn get(&mut self, dst: Reg, r: u8) {
+        if r == 0 {
+            self.e.emit_load_imm(dst, 0);
+        } else if let Some(host) = self.cached[r as usize & 31] {
+            self.e.emit_mov(dst, host);
+        } else {
+            self.e.emit_load(Width::B32, false, dst, xreg(r));
+        }
+    }
+
+    /// `x[r] = src` (dropped for x0).
+    fn set(&mut self, r: u8, src: Reg) {
+        if r == 0 {
+            return;
+        }
+        if let Some(host) = self.cached[r as usize & 31] {
+            self.e.emit_mov(host, src);
+            self.dirty |= 1 << (r & 31);
+        } else {
+            self.e.emit_store(Width::B32, xreg(r), src);
+        }
+    }
+
+    /// `x[r] = imm` (dropped for x0).
+    fn set_imm(&mut self, r: u8, imm: u32) {
+        if r == 0 {
+            return;
+        }
+        if let Some(host) = self.cached[r as usize & 31] {
+            self.e.emit_load_imm(host, imm);
+            self.dirty |= 1 << (r & 31);
+        } else {
+            self.e.emit_store_imm32(xreg(r), imm);
+        }
+    }
+
+    // ----- exits -----
+
+    /// Leave the block for guest pc `target` after `retired` instructions of it retired:
+    /// update pc and instret, then chain (budget and instruction limit permitting) straight to
+    /// the target's code, or ask the dispatcher.
+    fn exit_to(&mut self, target: u32, retired: u32) {
+        // Not `sync_before_call`: the other path of a branch still has them dirty.
+        self.write_back(self.dirty);
+        self.e.emit_store_imm32(hart_pc(), target);
+        self.e
+            .emit_alu64_mem_imm(Alu::Add, hart_instret(), retired as i32);
+        self.chain_checks();
+        let same_page = target & !PAGE_MASK == self.pc0 & !PAGE_MASK;
+        if self.chaining && same_page {
+            let offset = self.e.patchable_jmp();
+            self.sites.push(ChainSite { offset, target });
+        }
+        self.e.emit_jmp_abs(self.stubs.dispatch);
+    }
+
+    /// The run loop's checks before entering another block: the chaining budget (so the run
+    /// loop, and with it interrupt delivery, comes around regularly) and the instruction limit.
+    fn chain_checks(&mut self) {
+        self.e.emit_alu32_mem_imm(Alu::Sub, state_budget(), 1);
+        self.e.emit_jcc_abs(Cond::Eq, self.stubs.exit_next);
+        self.e
+            .emit_load(Width::B64, false, Reg::Rax, hart_instret());
+        self.e.emit_cmp64_mem(Reg::Rax, state_limit());
+        self.e.emit_jcc_abs(Cond::Geu, self.stubs.exit_next);
+    }
+
+    /// The label of the exit for a trap at instruction `index` (pc `pc`).
+    fn trap_exit(&mut self, index: u32, pc: u32) -> Label {
+        if let Some(&(_, _, l)) = self.trap_exits.iter().find(|t| t.0 == index) {
+            return l;
+        }
+        let l = self.e.label();
+        self.trap_exits.push((index, pc, l));
+        l
+    }
+
+    /// The label of the exit after a store at `index` (pc `pc`, `len` bytes) hit code.
+    fn written_exit(&mut self, index: u32, next_pc: u32) -> Label {
+        if let Some(&(_, _, l)) = self.written_exits.iter().find(|t| t.0 == index) {
+            return l;
+        }
+        let l = self.e.label();
+        self.written_exits.push((index, next_pc, l));
+        l
+    }
+
+    /// Branch on a helper's status in eax: 0 goes on, [`STATUS_TRAP`] leaves with the trap,
+    /// [`STATUS_CODE_WRITTEN`] leaves after the instruction.
+    fn check_status(&mut self, index: u32, pc: u32, next_pc: u32, may_write_code: bool) {
+        let done = self.e.label();
+        let trap = self.trap_exit(index, pc);
+        self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
+        self.e.emit_jcc(Cond::Eq, done);
+        if may_write_code {
+            let written = self.written_exit(index, next_pc);
+            self.e
+                .emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_CODE_WRITTEN);
+            self.e.emit_jcc(Cond::Eq, written);
+        }
+        self.e.emit_jmp(trap);
+        self.e.bind(done);
+    }
+
+    /// Load a helper's first two arguments: the hart and the run context.
+    fn helper_args(&mut self) {
+        self.e.emit_mov64(Reg::Rdi, HART);
+        self.e.emit_mov64(Reg::Rsi, CTX);
+    }
+
+    /// Put `insn` (by value, two eightbytes) in rdx:rcx, the third argument of a helper.
+    fn insn_arg(&mut self, insn: &Insn) {
+        let [lo, hi] = helpers::insn_words(insn);
+        self.e.emit_load_imm64(Reg::Rdx, lo);
+        self.e.emit_load_imm64(Reg::Rcx, hi);
+    }
+
+    // ----- instructions -----
+
+    /// Emit one instruction; true if it ended the block.
+    fn insn(&mut self, i: &Insn, pc: u32, index: u32) -> bool {
+        use Op::*;
+        let next_pc = pc.wrapping_add(i.len as u32);
+        match i.op {
+            // GEN_ALU_IMM and friends: results written to x0 vanish, so skip the work.
+            Lui => self.set_imm(i.rd, i.imm as u32),
+            Auipc => self.set_imm(i.rd, pc.wrapping_add(i.imm as u32)),
+            Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Rori | Bclri | Bseti
+            | Binvi | Bexti
+                if i.rd != 0 =>
+            {
+                self.alu_imm(i)
+            }
+            Add | Sub | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Mul | Mulh | Mulhsu
+            | Mulhu | Div | Divu | Rem | Remu | Sh1add | Sh2add | Sh3add | Andn | Orn | Xnor
+            | Max | Maxu | Min | Minu | Rol | Ror | Bclr | Bext | Binv | Bset | CzeroEqz
+            | CzeroNez | Clmul | Clmulh | Clmulr
+                if i.rd != 0 =>
+            {
+                self.alu_reg(i)
+            }
+            Clz | Ctz | Cpop | SextB | SextH | ZextH | OrcB | Rev8 if i.rd != 0 => {
+                self.alu_unary(i)
+            }
+            Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Rori | Bclri | Bseti
+            | Binvi | Bexti | Add | Sub | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Mul
+            | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Sh1add | Sh2add | Sh3add | Andn
+            | Orn | Xnor | Max | Maxu | Min | Minu | Rol | Ror | Bclr | Bext | Binv | Bset
+            | CzeroEqz | CzeroNez | Clmul | Clmulh | Clmulr | Clz | Ctz | Cpop | SextB | SextH
+            | ZextH | OrcB | Rev8 | Fence => {}
+            Beq | Bne | Blt | Bge | Bltu | Bgeu => {
+                self.branch(i, pc, index);
+                return true;
+            }
+            Jal => {
+                self.set_imm(i.rd, next_pc);
+                self.exit_to(pc.wrapping_add(i.imm as u32), index + 1);
+                return true;
+            }
+            Jalr => {
+                self.get(Reg::Rax, i.rs1);
+                self.e.emit_alu32_imm32(Alu::Add, Reg::Rax, i.imm as u32);
+                self.e.emit_alu32_imm32(Alu::And, Reg::Rax, !1);
+                // The link is written after the target is read: rd may equal rs1.
+                self.set_imm(i.rd, next_pc);
+                self.write_back(self.dirty);
+                self.e.emit_store(Width::B32, hart_pc(), Reg::Rax);
+                self.e
+                    .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
+                self.chain_checks();
+                self.e.emit_jmp_abs(self.stubs.dispatch);
+                return true;
+            }
+            Lb | Lh | Lw | Lbu | Lhu => self.load(i, pc, index),
+            Sb | Sh | Sw => self.store(i, pc, index),
+            LrW | ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW
+            | AmominuW | AmomaxuW => self.call_insn_helper(i, pc, index, self.helpers.atomic, true),
+            Flw | Fld | Fsw | Fsd => self.fp_load_store(i, pc, index),
+            FmaddS | FmsubS | FnmsubS | FnmaddS | FaddS | FsubS | FmulS | FdivS | FsqrtS
+            | FsgnjS | FsgnjnS | FsgnjxS | FminS | FmaxS | FcvtWS | FcvtWuS | FmvXW | FeqS
+            | FltS | FleS | FclassS | FcvtSW | FcvtSWu | FmvWX | FmaddD | FmsubD | FnmsubD
+            | FnmaddD | FaddD | FsubD | FmulD | FdivD | FsqrtD | FsgnjD | FsgnjnD | FsgnjxD
+            | FminD | FmaxD | FcvtSD | FcvtDS | FeqD | FltD | FleD | FclassD | FcvtWD | FcvtWuD
+            | FcvtDW | FcvtDWu => self.call_insn_helper(i, pc, index, self.helpers.fp, false),
+            Illegal | FenceI | Ecall | Ebreak | Mret | Sret | Wfi | SfenceVma | Csrrw | Csrrs
+            | Csrrc | Csrrwi | Csrrsi | Csrrci => {
+                // The helper does everything the interpreter does, pc and instret included,
+                // and says how to leave; system instructions always end the block.
+                self.sync_before_call();
+                self.helper_args();
+                self.insn_arg(i);
+                self.e.emit_load_imm(Reg::R8, pc);
+                self.e.emit_load_imm(Reg::R9, index);
+                self.e.emit_call(self.helpers.system);
+                self.e.emit_jmp_abs(self.stubs.exit);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A helper `(hart, ctx, insn) -> status` for instructions whose semantics live in shared
+    /// Rust code (A, F/D).
+    fn call_insn_helper(&mut self, i: &Insn, pc: u32, index: u32, f: usize, may_store: bool) {
+        self.sync_before_call();
+        self.helper_args();
+        self.insn_arg(i);
+        self.e.emit_call(f);
+        // Integer results (AMOs, fmv.x.w, compares, conversions) land in hart.x.
+        self.reload(i.rd);
+        self.check_status(index, pc, pc.wrapping_add(i.len as u32), may_store);
+    }
+
+    /// GEN_ALU_IMM: `rd = rs1 OP imm` (rd != x0).
+    fn alu_imm(&mut self, i: &Insn) {
+        use Op::*;
+        let imm = i.imm as u32;
+        let a = Reg::Rax;
+        if i.op == Addi && i.rs1 == i.rd {
+            if let Some(host) = self.cached[i.rd as usize & 31] {
+                self.e.emit_alu32_imm32(Alu::Add, host, imm);
+                self.dirty |= 1 << (i.rd & 31);
+            } else {
+                self.e.emit_alu32_mem_imm(Alu::Add, xreg(i.rd), imm);
+            }
+            return;
+        }
+        self.get(a, i.rs1);
+        match i.op {
+            Addi => self.e.emit_alu32_imm32(Alu::Add, a, imm),
+            Xori => self.e.emit_alu32_imm32(Alu::Xor, a, imm),
+            Ori => self.e.emit_alu32_imm32(Alu::Or, a, imm),
+            Andi => self.e.emit_alu32_imm32(Alu::And, a, imm),
+            Slti | Sltiu => {
+                self.e.emit_alu32_imm32(Alu::Cmp, a, imm);
+                let c = if i.op == Slti { Cond::Lt } else { Cond::Ltu };
+                self.e.emit_setcc(c, a);
+            }
+            Slli => self.e.emit_shift32_imm(Shift::Shl, a, imm as u8),
+            Srli => self.e.emit_shift32_imm(Shift::Shr, a, imm as u8),
+            Srai => self.e.emit_shift32_imm(Shift::Sar, a, imm as u8),
+            Rori => self.e.emit_shift32_imm(Shift::Ror, a, imm as u8),
+            Bclri => self.e.emit_alu32_imm32(Alu::And, a, !(1u32 << (imm & 31))),
+            Bseti => self.e.emit_alu32_imm32(Alu::Or, a, 1u32 << (imm & 31)),
+            Binvi => self.e.emit_alu32_imm32(Alu::Xor, a, 1u32 << (imm & 31)),
+            Bexti => {
+                self.e.emit_shift32_imm(Shift::Shr, a, imm as u8);
+                self.e.emit_alu32_imm32(Alu::And, a, 1);
+            }
+            _ => unreachable_op(),
+        }
+        self.set(i.rd, a);
+    }
+
+    /// GEN_ALU_REG: `rd = rs1 OP rs2` (rd != x0). rs1 is in eax, rs2 in ecx.
+    fn alu_reg(&mut self, i: &Insn) {
+        use Op::*;
+        let (a, b) = (Reg::Rax, Reg::Rcx);
+        self.get(a, i.rs1);
+        self.get(b, i.rs2);
+        match i.op {
+            Add => self.e.emit_alu32(Alu::Add, a, b),
+            Sub => self.e.emit_alu32(Alu::Sub, a, b),
+            And => self.e.emit_alu32(Alu::And, a, b),
+            Or => self.e.emit_alu32(Alu::Or, a, b),
+            Xor => self.e.emit_alu32(Alu::Xor, a, b),
+            Sll => self.e.emit_shift32_cl(Shift::Shl, a),
+            Srl => self.e.emit_shift32_cl(Shift::Shr, a),
+            Sra => self.e.emit_shift32_cl(Shift::Sar, a),
+            Rol => self.e.emit_shift32_cl(Shift::Rol, a),
+            Ror => self.e.emit_shift32_cl(Shift::Ror, a),
+            Slt | Sltu => {
+                self.e.emit_cmp32(a, b);
+                let c = if i.op == Slt { Cond::Lt } else { Cond::Ltu };
+                self.e.emit_setcc(c, a);
+            }
+            Mul => self.e.emit_imul32(a, b),
+            Mulh | Mulhsu | Mulhu => {
+                // The 64-bit product of the (sign- or zero-extended) operands is exact.
+                if i.op != Mulhu {
+                    self.e.emit_sext64(a, a);
+                }
+                if i.op == Mulh {
+                    self.e.emit_sext64(b, b);
+                }
+                self.e.emit_imul64(a, b);
+                self.e.emit_shr64_imm(a, 32, i.op != Mulhu);
+            }
+            Div | Rem => self.div_signed(i.op == Rem),
+            Divu | Remu => self.div_unsigned(i.op == Remu),
+            Sh1add => self.e.emit_lea_scaled(a, b, a, 2),
+            Sh2add => self.e.emit_lea_scaled(a, b, a, 4),
+            Sh3add => self.e.emit_lea_scaled(a, b, a, 8),
+            Andn | Orn => {
+                self.e.emit_unary32(Unary::Not, b);
+                let op = if i.op == Andn { Alu::And } else { Alu::Or };
+                self.e.emit_alu32(op, a, b);
+            }
+            Xnor => {
+                self.e.emit_alu32(Alu::Xor, a, b);
+                self.e.emit_unary32(Unary::Not, a);
+            }
+            Max | Maxu => {
+                // a = (a < b) ? b : a
+                self.e.emit_cmp32(a, b);
+                let c = if i.op == Max { Cond::Lt } else { Cond::Ltu };
+                self.e.emit_cmov(c, a, b);
+            }
+            Min | Minu => {
+                // a = (b < a) ? b : a
+                self.e.emit_cmp32(b, a);
+                let c = if i.op == Min { Cond::Lt } else { Cond::Ltu };
+                self.e.emit_cmov(c, a, b);
+            }
+            Bclr => self.e.emit_bitop(BitOp::Reset, a, b),
+            Bset => self.e.emit_bitop(BitOp::Set, a, b),
+            Binv => self.e.emit_bitop(BitOp::Complement, a, b),
+            Bext => {
+                self.e.emit_bitop(BitOp::Test, a, b);
+                self.e.emit_setcc(Cond::Ltu, a); // carry = the tested bit
+            }
+            CzeroEqz | CzeroNez => {
+                self.e.emit_load_imm(Reg::Rdx, 0);
+                self.e.emit_alu32(Alu::Test, b, b);
+                let c = if i.op == CzeroEqz { Cond::Eq } else { Cond::Ne };
+                self.e.emit_cmov(c, a, Reg::Rdx);
+            }
+            Clmul | Clmulh | Clmulr => {
+                let f = match i.op {
+                    Clmul => self.helpers.clmul,
+                    Clmulh => self.helpers.clmulh,
+                    _ => self.helpers.clmulr,
+                };
+                self.e.emit_mov(Reg::Rdi, a);
+                self.e.emit_mov(Reg::Rsi, b);
+                self.e.emit_call(f);
+            }
+            _ => unreachable_op(),
+        }
+        self.set(i.rd, a);
+    }
+
+    /// Signed division or remainder of eax by ecx into eax, with RISC-V's results for a zero
+    /// divisor (quotient -1, remainder the dividend) and for overflow (`MIN / -1`: quotient
+    /// `MIN`, remainder 0), where x86 would fault.
+    fn div_signed(&mut self, rem: bool) {
+        let (a, b) = (Reg::Rax, Reg::Rcx);
+        let (zero, overflow, divide, done) = (
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+        );
+        self.e.emit_alu32(Alu::Test, b, b);
+        self.e.emit_jcc(Cond::Eq, zero);
+        self.e.emit_alu32_imm32(Alu::Cmp, b, u32::MAX);
+        self.e.emit_jcc(Cond::Ne, divide);
+        self.e.emit_alu32_imm32(Alu::Cmp, a, 0x8000_0000);
+        self.e.emit_jcc(Cond::Eq, overflow);
+        self.e.bind(divide);
+        self.e.emit_div32(b, true);
+        if rem {
+            self.e.emit_mov(a, Reg::Rdx);
+        }
+        self.e.emit_jmp(done);
+        self.e.bind(zero);
+        if !rem {
+            self.e.emit_load_imm(a, u32::MAX);
+        }
+        self.e.emit_jmp(done);
+        self.e.bind(overflow);
+        if rem {
+            self.e.emit_load_imm(a, 0);
+        }
+        self.e.bind(done);
+    }
+
+    /// Unsigned division or remainder of eax by ecx into eax (zero divisor: quotient all ones,
+    /// remainder the dividend).
+    fn div_unsigned(&mut self, rem: bool) {
+        let (a, b) = (Reg::Rax, Reg::Rcx);
+        let (zero, done) = (self.e.label(), self.e.label());
+        self.e.emit_alu32(Alu::Test, b, b);
+        self.e.emit_jcc(Cond::Eq, zero);
+        self.e.emit_div32(b, false);
+        if rem {
+            self.e.emit_mov(a, Reg::Rdx);
+        }
+        self.e.emit_jmp(done);
+        self.e.bind(zero);
+        if !rem {
+            self.e.emit_load_imm(a, u32::MAX);
+        }
+        self.e.bind(done);
+    }
+
+    /// One-operand Zbb operations (rd != x0).
+    fn alu_unary(&mut self, i: &Insn) {
+        use Op::*;
+        let a = Reg::Rax;
+        self.get(a, i.rs1);
+        match i.op {
+            Clz => {
+                // bsr gives 31 - clz for a nonzero value; zero takes the cmov: 63 ^ 31 = 32.
+                self.e.emit_load_imm(Reg::Rdx, 63);
+                self.e.emit_bitscan(a, a, true);
+                self.e.emit_cmov(Cond::Eq, a, Reg::Rdx);
+                self.e.emit_alu32_imm32(Alu::Xor, a, 31);
+            }
+            Ctz => {
+                self.e.emit_load_imm(Reg::Rdx, 32);
+                self.e.emit_bitscan(a, a, false);
+                self.e.emit_cmov(Cond::Eq, a, Reg::Rdx);
+            }
+            Cpop if self.popcnt => self.e.emit_popcnt(a, a),
+            Cpop | OrcB => {
+                let f = if i.op == Cpop {
+                    self.helpers.cpop
+                } else {
+                    self.helpers.orc_b
+                };
+                self.e.emit_mov(Reg::Rdi, a);
+                self.e.emit_call(f);
+            }
+            SextB => self.e.emit_unary32(Unary::Sext8, a),
+            SextH => self.e.emit_unary32(Unary::Sext16, a),
+            ZextH => self.e.emit_unary32(Unary::Zext16, a),
+            Rev8 => self.e.emit_unary32(Unary::Bswap, a),
+            _ => unreachable_op(),
+        }
+        self.set(i.rd, a);
+    }
+
+    /// GEN_BRANCH: compare, then leave for the target or the next instruction.
+    fn branch(&mut self, i: &Insn, pc: u32, index: u32) {
+        use Op::*;
+        let (a, b) = (Reg::Rax, Reg::Rcx);
+        self.get(a, i.rs1);
+        self.get(b, i.rs2);
+        self.e.emit_cmp32(a, b);
+        let cond = match i.op {
+            Beq => Cond::Eq,
+            Bne => Cond::Ne,
+            Blt => Cond::Lt,
+            Bge => Cond::Ge,
+            Bltu => Cond::Ltu,
+            _ => Cond::Geu,
+        };
+        let taken = self.e.label();
+        self.e.emit_jcc(cond, taken);
+        self.exit_to(pc.wrapping_add(i.len as u32), index + 1);
+        self.e.bind(taken);
+        self.exit_to(pc.wrapping_add(i.imm as u32), index + 1);
+    }
+
+    /// The guest address `rs1 + imm` into esi, and the TLB lookup: on a hit (and an aligned
+    /// address) rdx holds the addend, so the host address is `rdx + rsi`; otherwise jump to
+    /// `slow`. Misaligned addresses always take the slow path, whose helper behaves exactly as
+    /// the interpreter (trap, or bytewise access when allowed).
+    fn tlb_lookup(&mut self, i: &Insn, size: u32, write: bool, slow: Label) {
+        let va = Reg::Rsi;
+        self.get(va, i.rs1);
+        if i.imm != 0 {
+            self.e.emit_alu32_imm32(Alu::Add, va, i.imm as u32);
+        }
+        if size > 1 {
+            self.e.emit_alu32_imm32(Alu::Test, va, size - 1);
+            self.e.emit_jcc(Cond::Ne, slow);
+        }
+        // rax = &hart + index * sizeof(TlbEntry)
+        self.e.emit_mov(Reg::Rax, va);
+        self.e.emit_shift32_imm(Shift::Shr, Reg::Rax, 12);
+        self.e
+            .emit_alu32_imm32(Alu::And, Reg::Rax, TLB_ENTRIES as u32 - 1);
+        let entry_size = std::mem::size_of::<TlbEntry>();
+        debug_assert!(entry_size.is_power_of_two());
+        self.e
+            .emit_shift32_imm(Shift::Shl, Reg::Rax, entry_size.trailing_zeros() as u8);
+        self.e.emit_add64(Reg::Rax, HART);
+        let arr = tlb_array(write);
+        self.e.emit_mov(Reg::Rcx, va);
+        self.e.emit_alu32_imm32(Alu::And, Reg::Rcx, !PAGE_MASK);
+        self.e.emit_alu32_mem(
+            Alu::Cmp,
+            Reg::Rcx,
+            Mem::at(Reg::Rax, arr + offset_of!(TlbEntry, tag) as i32),
+        );
+        self.e.emit_jcc(Cond::Ne, slow);
+        self.e.emit_load(
+            Width::B64,
+            false,
+            Reg::Rdx,
+            Mem::at(Reg::Rax, arr + offset_of!(TlbEntry, addend) as i32),
+        );
+    }
+
+    /// GEN_LOAD: inline TLB hit path, helper on a miss.
+    fn load(&mut self, i: &Insn, pc: u32, index: u32) {
+        let (w, signed, size, helper) = match i.op {
+            Op::Lb => (Width::B8, true, 1, self.helpers.load_u8),
+            Op::Lbu => (Width::B8, false, 1, self.helpers.load_u8),
+            Op::Lh => (Width::B16, true, 2, self.helpers.load_u16),
+            Op::Lhu => (Width::B16, false, 2, self.helpers.load_u16),
+            _ => (Width::B32, false, 4, self.helpers.load_u32),
+        };
+        let (slow, resume) = (self.e.label(), self.e.label());
+        self.tlb_lookup(i, size, false, slow);
+        self.e
+            .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, Reg::Rsi);
+        self.e.bind(resume);
+        // eax holds the value on both paths.
+        self.set(i.rd, Reg::Rax);
+        let trap = self.trap_exit(index, pc);
+        self.ool.push(OutOfLine::Load {
+            dirty: self.dirty,
+            entry: slow,
+            resume,
+            helper,
+            op: i.op,
+            trap,
+        });
+    }
+
+    /// GEN_STORE: inline TLB hit path (pages holding code have no write entries), helper on a
+    /// miss, which also notices stores into code.
+    fn store(&mut self, i: &Insn, pc: u32, index: u32) {
+        let (w, size, helper) = match i.op {
+            Op::Sb => (Width::B8, 1, self.helpers.store_u8),
+            Op::Sh => (Width::B16, 2, self.helpers.store_u16),
+            _ => (Width::B32, 4, self.helpers.store_u32),
+        };
+        let (slow, resume) = (self.e.label(), self.e.label());
+        self.tlb_lookup(i, size, true, slow);
+        self.get(Reg::Rcx, i.rs2);
+        self.e.emit_store_indexed(w, Reg::Rdx, Reg::Rsi, Reg::Rcx);
+        self.e.bind(resume);
+        let trap = self.trap_exit(index, pc);
+        let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
+        // The slow path re-reads rs2 from the hart (the fast path clobbered rcx).
+        self.ool.push(OutOfLine::Store {
+            dirty: self.dirty,
+            entry: slow,
+            resume,
+            helper,
+            rs2: i.rs2,
+            trap,
+            written,
+        });
+    }
+
+    /// FP loads and stores: with the FP unit on, the same inline TLB path as integer accesses
+    /// (single values NaN-boxed on load, mstatus.FS marked dirty); the rest in the helper,
+    /// which runs the interpreter's full path (`interp::exec_fp_mem`).
+    fn fp_load_store(&mut self, i: &Insn, pc: u32, index: u32) {
+        let (w, size, store) = match i.op {
+            Op::Flw => (Width::B32, 4, false),
+            Op::Fld => (Width::B64, 8, false),
+            Op::Fsw => (Width::B32, 4, true),
+            _ => (Width::B64, 8, true),
+        };
+        let (slow, resume) = (self.e.label(), self.e.label());
+        self.e.emit_alu32_mem_imm(Alu::Test, mstatus(), MSTATUS_FS);
+        self.e.emit_jcc(Cond::Eq, slow);
+        self.tlb_lookup(i, size, store, slow);
+        if store {
+            self.e.emit_load(w, false, Reg::Rcx, freg(i.rs2));
+            self.e.emit_store_indexed(w, Reg::Rdx, Reg::Rsi, Reg::Rcx);
+        } else {
+            self.e
+                .emit_load_indexed(w, false, Reg::Rax, Reg::Rdx, Reg::Rsi);
+            if size == 4 {
+                self.e.emit_load_imm64(Reg::Rcx, 0xffff_ffff_0000_0000);
+                self.e.emit_or64(Reg::Rax, Reg::Rcx);
+            }
+            self.e.emit_store(Width::B64, freg(i.rd), Reg::Rax);
+            self.e
+                .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
+        }
+        self.e.bind(resume);
+        let trap = self.trap_exit(index, pc);
+        let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
+        self.ool.push(OutOfLine::FpMem {
+            dirty: self.dirty,
+            entry: slow,
+            resume,
+            insn: *i,
+            trap,
+            written,
+        });
+    }
+
+    /// Emit the slow paths and the exits collected while compiling the body.
+    fn emit_out_of_line(&mut self) {
+        for item in std::mem::take(&mut self.ool) {
+            match item {
+                OutOfLine::Load {
+                    dirty,
+                    entry,
+                    resume,
+                    helper,
+                    op,
+                    trap,
+                } => {
+                    self.e.bind(entry);
+                    self.write_back(dirty);
+                    // helper(hart, ctx, va) -> (status << 32) | value
+                    self.e.emit_mov(Reg::Rdx, Reg::Rsi);
+                    self.helper_args();
+                    self.e.emit_call(helper);
+                    self.e.emit_mov64(Reg::Rcx, Reg::Rax);
+                    self.e.emit_shr64_imm(Reg::Rcx, 32, false);
+                    self.e.emit_jcc(Cond::Ne, trap);
+                    match op {
+                        Op::Lb => self.e.emit_unary32(Unary::Sext8, Reg::Rax),
+                        Op::Lh => self.e.emit_unary32(Unary::Sext16, Reg::Rax),
+                        _ => {}
+                    }
+                    self.e.emit_jmp(resume);
+                }
+                OutOfLine::FpMem {
+                    dirty,
+                    entry,
+                    resume,
+                    insn,
+                    trap,
+                    written,
+                } => {
+                    self.e.bind(entry);
+                    self.write_back(dirty);
+                    // helper(hart, ctx, insn) -> status
+                    self.helper_args();
+                    self.insn_arg(&insn);
+                    self.e.emit_call(self.helpers.fp_mem);
+                    self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
+                    self.e.emit_jcc(Cond::Eq, resume);
+                    self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
+                    self.e.emit_jcc(Cond::Eq, trap);
+                    self.e.emit_jmp(written);
+                }
+                OutOfLine::Store {
+                    dirty,
+                    entry,
+                    resume,
+                    helper,
+                    rs2,
+                    trap,
+                    written,
+                } => {
+                    self.e.bind(entry);
+                    self.write_back(dirty);
+                    // helper(hart, ctx, va, value) -> status
+                    self.e.emit_mov(Reg::Rdx, Reg::Rsi);
+                    self.get(Reg::Rcx, rs2);
+                    self.helper_args();
+                    self.e.emit_call(helper);
+                    self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
+                    self.e.emit_jcc(Cond::Eq, resume);
+                    self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
+                    self.e.emit_jcc(Cond::Eq, trap);
+                    self.e.emit_jmp(written);
+                }
+            }
+        }
+        for (index, pc, l) in std::mem::take(&mut self.trap_exits) {
+            // The faulting instruction did not retire: pc and instret name it. The helper
+            // stored the trap in the run state.
+            self.e.bind(l);
+            self.e.emit_store_imm32(hart_pc(), pc);
+            if index > 0 {
+                self.e
+                    .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32);
+            }
+            self.e.emit_load_imm(Reg::Rax, Exit::TRAP.0);
+            self.e.emit_jmp_abs(self.stubs.exit);
+        }
+        for (index, next_pc, l) in std::mem::take(&mut self.written_exits) {
+            // The store retired, but it may have changed this very block: leave after it.
+            self.e.bind(l);
+            self.e.emit_store_imm32(hart_pc(), next_pc);
+            self.e
+                .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
+            self.e.emit_load_imm(Reg::Rax, Exit::CODE_WRITTEN.0);
+            self.e.emit_jmp_abs(self.stubs.exit);
+        }
+    }
+}
+
+/// Each template family is called only from the `match` in [`BlockCompiler::insn`] for its own
+/// operations, so this is a bug in this file, never something a guest can cause; emitting
+/// nothing instead would silently miscompile.
+#[cold]
+fn unreachable_op() -> ! {
+    unreachable!("template family called for an operation outside it")
+}
