@@ -16,6 +16,29 @@ pub fn report_stats(engine: &exec::Engine, hart: &cpu::Hart) {
     eprint!("{}", format_stats(engine, hart));
 }
 
+/// A short name for exception cause `cause`.
+fn trap_cause_name(cause: usize) -> &'static str {
+    const NAMES: [&str; 16] = [
+        "insn-misaligned",
+        "insn-access",
+        "illegal",
+        "breakpoint",
+        "load-misaligned",
+        "load-access",
+        "store-misaligned",
+        "store-access",
+        "ecall-U",
+        "ecall-S",
+        "cause-10",
+        "ecall-M",
+        "insn-page",
+        "load-page",
+        "cause-14",
+        "store-page",
+    ];
+    NAMES.get(cause).copied().unwrap_or("other")
+}
+
 /// The `--stats` report, one line per figure.
 pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
     use std::fmt::Write as _;
@@ -39,6 +62,22 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
     );
     let _ = writeln!(out, "  code flushes          {}", s.code_flushes);
     let _ = writeln!(out, "  traps                 {}", s.traps);
+    let causes: Vec<String> = s
+        .trap_causes
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(cause, n)| format!("{} {n}", trap_cause_name(cause)))
+        .collect();
+    if !causes.is_empty() {
+        let _ = writeln!(out, "    by cause            {}", causes.join(", "));
+    }
+    let e = &s.exits;
+    let _ = writeln!(
+        out,
+        "  exits to run loop     next {}, trap {}, wfi {}, fence.i/flush {}, code written {}",
+        e.next, e.trap, e.wfi, e.flush_code, e.code_written
+    );
     if s.jit.blocks_compiled > 0 || s.t1_entries > 0 {
         let share = if hart.instret > 0 {
             100.0 * s.t1_insns as f64 / hart.instret as f64

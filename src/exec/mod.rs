@@ -93,6 +93,10 @@ pub struct EngineStats {
     /// Blocks dropped because a store changed their page.
     pub blocks_invalidated: u64,
     pub traps: u64,
+    /// Traps by exception cause (`mcause` code, 0..=15).
+    pub trap_causes: [u64; 16],
+    /// Returns to the run loop by reason (chained transitions are not exits).
+    pub exits: ExitCounts,
     pub run_time: Duration,
     /// Instructions retired in tier-1 code.
     pub t1_insns: u64,
@@ -104,6 +108,21 @@ pub struct EngineStats {
     pub t1_dispatched: u64,
     /// Tier-1 compiler counters.
     pub jit: jit::JitStats,
+}
+
+/// Why blocks returned to the run loop (for `--stats`).
+#[derive(Clone, Debug, Default)]
+pub struct ExitCounts {
+    /// A plain next pc the chaining could not follow (jump-cache miss, budget, interrupt check).
+    pub next: u64,
+    /// WFI.
+    pub wfi: u64,
+    /// fence.i or another request to drop all code.
+    pub flush_code: u64,
+    /// A store into a page holding code.
+    pub code_written: u64,
+    /// An exception (counted by cause in `EngineStats::trap_causes`).
+    pub trap: u64,
 }
 
 /// The engine: owns decoded code and runs a hart on a platform.
@@ -392,17 +411,27 @@ impl Engine {
             };
             blocks_run += 1;
             match exit {
-                BlockExit::Next => {}
-                BlockExit::Wfi => plat.wait_for_interrupt(hart),
+                BlockExit::Next => self.stats.exits.next += 1,
+                BlockExit::Wfi => {
+                    self.stats.exits.wfi += 1;
+                    plat.wait_for_interrupt(hart);
+                }
                 BlockExit::Stop => {
                     if let Some(stop) = ctx.state.stop.take() {
                         break stop;
                     }
                 }
-                BlockExit::FlushCode => self.flush_code(hart),
-                BlockExit::CodeWritten => {}
+                BlockExit::FlushCode => {
+                    self.stats.exits.flush_code += 1;
+                    self.flush_code(hart);
+                }
+                BlockExit::CodeWritten => self.stats.exits.code_written += 1,
                 BlockExit::Trap(trap) => {
                     self.stats.traps += 1;
+                    self.stats.exits.trap += 1;
+                    if let Some(n) = self.stats.trap_causes.get_mut(trap.cause as usize) {
+                        *n += 1;
+                    }
                     // SAFETY: as above.
                     match unsafe { &mut *ctx.plat }.handle_trap(hart, trap) {
                         Ok(Resume::Continue) => {}
