@@ -200,11 +200,17 @@ impl Drop for Tmux {
 fn interactive_console_in_a_terminal() {
     let before = scratch("stty-before.txt");
     let after = scratch("stty-after.txt");
+    let after_term = scratch("stty-after-sigterm.txt");
     let _ = std::fs::remove_file(&after);
+    let _ = std::fs::remove_file(&after_term);
+    // Then a second VM, ended by SIGTERM (from `timeout`) while it sits at the prompt.
     let script = format!(
-        "stty -a > {before}; {bin}; echo RV32VM-EXIT=$?; stty -a > {after}; sleep 600",
+        "stty -a > {before}; {bin}; echo RV32VM-EXIT=$?; stty -a > {after}; \
+         timeout --foreground -s TERM 10 {bin}; echo RV32VM-TERM=$?; stty -a > {after_term}; \
+         sleep 600",
         before = before.display(),
         after = after.display(),
+        after_term = after_term.display(),
         bin = env!("CARGO_BIN_EXE_rv32vm"),
     );
     let tmux = Tmux::start("rv32vm-console-test", &script);
@@ -260,4 +266,24 @@ fn interactive_console_in_a_terminal() {
     let before = std::fs::read_to_string(&before).expect("stty before");
     let after = std::fs::read_to_string(&after).expect("stty after");
     assert_eq!(before, after, "the terminal settings are restored");
+
+    // The second VM boots, then SIGTERM ends it (timeout reports 124) and the terminal is
+    // restored again.
+    let screen = tmux.wait_for("the SIGTERM exit", Duration::from_secs(90), |s| {
+        s.contains("RV32VM-TERM=")
+    });
+    assert!(screen.contains("RV32VM-TERM=124"), "{screen}");
+    assert!(
+        screen.contains("terminated by signal 15"),
+        "rv32vm says why it stopped:\n{screen}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !after_term.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let after_term = std::fs::read_to_string(&after_term).expect("stty after SIGTERM");
+    assert_eq!(
+        before, after_term,
+        "the terminal settings are restored after SIGTERM"
+    );
 }
