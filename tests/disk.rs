@@ -230,3 +230,52 @@ fn bad_disk_arguments_are_clear_errors() {
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     }
 }
+
+/// Host write errors reach the guest as I/O errors and are logged; the VM stays up. The error
+/// is made with a file-size limit (RLIMIT_FSIZE) below the image's size: writes past it fail
+/// with EFBIG.
+#[test]
+fn host_write_errors_become_guest_io_errors() {
+    use std::os::unix::process::CommandExt;
+    let image = rootfs_copy("write-error.img");
+    let mut cmd = rv32vm("interp");
+    cmd.arg("--disk")
+        .arg(disk_arg(&image, ""))
+        .args(["--expect", PROMPT])
+        .args([
+            "--send",
+            "dd if=/dev/urandom of=/root/fill bs=4096 count=1500 2>/dev/null; sync; vm-exit 9",
+        ]);
+    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 2 << 20,
+                rlim_max: 2 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let out = common::run_with_timeout(&mut cmd, LIMIT).expect("run rv32vm");
+    assert_eq!(
+        code(&out),
+        Some(9),
+        "{}: {}",
+        out.describe_end(),
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("virtio-blk request failed") && out.stderr.contains("too large"),
+        "the host error is logged: {}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("I/O error"),
+        "the guest sees I/O errors: {}",
+        out.stdout
+    );
+}

@@ -81,8 +81,12 @@ fn restore_from_signal() {
     }
 }
 
-/// Catch SIGTERM, SIGHUP and SIGINT so the machine can flush and stop cleanly.
+/// Catch SIGTERM, SIGHUP and SIGINT so the machine can flush and stop cleanly, and ignore
+/// SIGXFSZ: a disk write past the host's file-size limit then fails with EFBIG, which the
+/// guest sees as an I/O error, instead of killing the VM.
 pub fn install_signal_handlers() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
         // SAFETY: `on_signal` only touches atomics and async-signal-safe calls; the sigaction
         // struct is fully initialised (zeroed, then the handler and an empty mask).
