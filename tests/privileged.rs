@@ -14,7 +14,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -57,58 +57,17 @@ fn out_dir() -> PathBuf {
     dir
 }
 
-/// Compile `src` into `elf` and `bin` with the given extra compiler arguments.
-fn compile(src: &Path, elf: &Path, bin: &Path, extra: &[&str]) {
-    let dir = priv_dir();
-    let status = Command::new("riscv64-linux-gnu-gcc")
-        .args([
-            "-march=rv32gc_zicsr_zifencei",
-            "-mabi=ilp32",
-            "-mno-relax",
-            "-nostdlib",
-            "-nostartfiles",
-            "-static",
-            "-fno-pic",
-            "-no-pie",
-            "-Wl,--build-id=none",
-            "-Wl,--no-warn-rwx-segments",
-        ])
-        .args(extra)
-        .arg("-I")
-        .arg(dir.join("include"))
-        .arg("-T")
-        .arg(dir.join("link.ld"))
-        .arg("-o")
-        .arg(elf)
-        .arg(src)
-        .status()
-        .expect("run riscv64-linux-gnu-gcc");
-    assert!(status.success(), "building {}", src.display());
-    let status = Command::new("riscv64-linux-gnu-objcopy")
-        .args(["-O", "binary"])
-        .arg(elf)
-        .arg(bin)
-        .status()
-        .expect("run riscv64-linux-gnu-objcopy");
-    assert!(status.success(), "objcopy {}", elf.display());
-}
-
 fn build(name: &str) -> Built {
-    common::require_tool(
-        "riscv64-linux-gnu-gcc",
-        "--version",
-        "gcc-riscv64-linux-gnu",
-    );
     let src = priv_dir().join(format!("{name}.S"));
     let source = std::fs::read_to_string(&src)
         .unwrap_or_else(|error| panic!("cannot read {}: {error}", src.display()));
     let out = out_dir();
     let elf = out.join(format!("{name}.elf"));
     let bin = out.join(format!("{name}.bin"));
-    compile(&src, &elf, &bin, &[]);
+    common::build_priv_program(&src, &elf, &bin, &[]);
     let qemu_elf = out.join(format!("{name}.qemu.elf"));
     let qemu_bin = out.join(format!("{name}.qemu.bin"));
-    compile(&src, &qemu_elf, &qemu_bin, &["-DQEMU_ORACLE"]);
+    common::build_priv_program(&src, &qemu_elf, &qemu_bin, &["-DQEMU_ORACLE"]);
     Built {
         elf,
         bin,

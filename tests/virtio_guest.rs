@@ -97,13 +97,8 @@ fn program() -> &'static Program {
     PROGRAM_BUILT.get_or_init(build)
 }
 
-/// Compiles the program with the flags `tests/privileged.rs` uses for `tests/priv/`.
+/// Compiles the program like every `tests/priv/` program.
 fn build() -> Program {
-    common::require_tool(
-        "riscv64-linux-gnu-gcc",
-        "--version",
-        "gcc-riscv64-linux-gnu",
-    );
     let dir = priv_dir();
     let src = dir.join(format!("{PROGRAM}.S"));
     let source = std::fs::read_to_string(&src)
@@ -111,36 +106,7 @@ fn build() -> Program {
     let out = scratch_dir("build");
     let elf = out.join(format!("{PROGRAM}.elf"));
     let bin = out.join(format!("{PROGRAM}.bin"));
-    let status = Command::new("riscv64-linux-gnu-gcc")
-        .args([
-            "-march=rv32gc_zicsr_zifencei",
-            "-mabi=ilp32",
-            "-mno-relax",
-            "-nostdlib",
-            "-nostartfiles",
-            "-static",
-            "-fno-pic",
-            "-no-pie",
-            "-Wl,--build-id=none",
-            "-Wl,--no-warn-rwx-segments",
-        ])
-        .arg("-I")
-        .arg(dir.join("include"))
-        .arg("-T")
-        .arg(dir.join("link.ld"))
-        .arg("-o")
-        .arg(&elf)
-        .arg(&src)
-        .status()
-        .expect("run riscv64-linux-gnu-gcc");
-    assert!(status.success(), "building {}", src.display());
-    let status = Command::new("riscv64-linux-gnu-objcopy")
-        .args(["-O", "binary"])
-        .arg(&elf)
-        .arg(&bin)
-        .status()
-        .expect("run riscv64-linux-gnu-objcopy");
-    assert!(status.success(), "objcopy {}", elf.display());
+    common::build_priv_program(&src, &elf, &bin, &[]);
     Program {
         elf,
         bin,

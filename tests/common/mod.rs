@@ -172,3 +172,46 @@ pub fn files_with_extension(dir: &Path, extension: &str) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// Build the M-mode test program `tests/priv/<src>` (with `tests/priv/include` and
+/// `tests/priv/link.ld`) into `elf` and its raw image `bin` for `--bios`, with `extra` compiler
+/// arguments (e.g. `-DQEMU_ORACLE`).
+pub fn build_priv_program(src: &Path, elf: &Path, bin: &Path, extra: &[&str]) {
+    require_tool(
+        "riscv64-linux-gnu-gcc",
+        "--version",
+        "gcc-riscv64-linux-gnu",
+    );
+    let dir = repo_root().join("tests/priv");
+    let status = Command::new("riscv64-linux-gnu-gcc")
+        .args([
+            "-march=rv32gc_zicsr_zifencei",
+            "-mabi=ilp32",
+            "-mno-relax",
+            "-nostdlib",
+            "-nostartfiles",
+            "-static",
+            "-fno-pic",
+            "-no-pie",
+            "-Wl,--build-id=none",
+            "-Wl,--no-warn-rwx-segments",
+        ])
+        .args(extra)
+        .arg("-I")
+        .arg(dir.join("include"))
+        .arg("-T")
+        .arg(dir.join("link.ld"))
+        .arg("-o")
+        .arg(elf)
+        .arg(src)
+        .status()
+        .expect("run riscv64-linux-gnu-gcc");
+    assert!(status.success(), "building {}", src.display());
+    let status = Command::new("riscv64-linux-gnu-objcopy")
+        .args(["-O", "binary"])
+        .arg(elf)
+        .arg(bin)
+        .status()
+        .expect("run riscv64-linux-gnu-objcopy");
+    assert!(status.success(), "objcopy {}", elf.display());
+}
