@@ -120,13 +120,11 @@ impl System {
             |slot: usize| map::VIRTIO_BASE as u64 + slot as u64 * map::VIRTIO_STRIDE as u64;
         let mut irqs = virtio_irqs.into_iter();
         let mut disk_ids = Vec::new();
-        for (slot, disk) in disks.into_iter().enumerate() {
-            let irq = irqs
-                .next()
-                .ok_or(SystemError::TooManyDisks(map::VIRTIO_SLOTS - 1))?;
+        for (slot, (disk, irq)) in disks.into_iter().zip(&mut irqs).enumerate() {
             let dev = VirtioMmio::new(disk, memory.clone(), irq);
             disk_ids.push(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, dev)?);
         }
+        // The one line left is the entropy device's.
         if let Some(irq) = irqs.next() {
             let rng = VirtioMmio::new(VirtioRng::new(), memory, irq);
             bus.insert(slot_base(disk_ids.len()), virtio::mmio::MMIO_SIZE, rng)?;

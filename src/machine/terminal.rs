@@ -8,7 +8,7 @@
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 use rv32vm_devices::UartInput;
 
@@ -44,12 +44,11 @@ impl HostRequests {
 /// The last termination signal received (0 = none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-/// Terminal settings before raw mode, for the emergency restore in the signal handler.
-static SAVED_TERMIOS: Mutex<Option<libc::termios>> = Mutex::new(None);
+/// Terminal settings before raw mode. Set once, before raw mode is first turned on, and read
+/// without locking, so the signal handler can use it too.
+static SAVED_TERMIOS: OnceLock<libc::termios> = OnceLock::new();
 /// Raw mode is on (so there is something to restore).
 static RAW_MODE: AtomicBool = AtomicBool::new(false);
-/// A copy of [`SAVED_TERMIOS`] the signal handler may read without locking.
-static mut SIGNAL_TERMIOS: Option<libc::termios> = None;
 
 /// The termination signal received since the last call, if any.
 pub fn take_signal() -> Option<i32> {
@@ -71,12 +70,10 @@ extern "C" fn on_signal(sig: libc::c_int) {
 /// Restore the terminal from a signal handler: only async-signal-safe calls.
 fn restore_from_signal() {
     if RAW_MODE.load(Ordering::Acquire) {
-        // SAFETY: SIGNAL_TERMIOS is written once, before RAW_MODE is set (and never again
-        // while it is set), so reading it here does not race; tcsetattr is async-signal-safe.
-        unsafe {
-            if let Some(t) = *std::ptr::addr_of!(SIGNAL_TERMIOS) {
-                libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &t);
-            }
+        if let Some(t) = SAVED_TERMIOS.get() {
+            // SAFETY: `t` is a termios read by tcgetattr from this terminal; tcsetattr is
+            // async-signal-safe.
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
         }
     }
 }
@@ -113,12 +110,10 @@ impl RawTerminal {
             let mut t: libc::termios = std::mem::zeroed();
             (libc::tcgetattr(libc::STDIN_FILENO, &mut t) == 0).then_some(t)
         };
-        if let Ok(mut guard) = SAVED_TERMIOS.lock() {
-            *guard = saved;
+        if let Some(t) = saved {
+            // The first settings seen are the user's own; later calls find them kept.
+            let _ = SAVED_TERMIOS.set(t);
         }
-        // SAFETY: written before RAW_MODE is set, so the signal handler never reads it while
-        // it changes (see `restore_from_signal`).
-        unsafe { *std::ptr::addr_of_mut!(SIGNAL_TERMIOS) = saved };
         crossterm::terminal::enable_raw_mode()?;
         RAW_MODE.store(true, Ordering::Release);
         let previous = std::panic::take_hook();
@@ -143,11 +138,9 @@ fn restore() {
             tracing::warn!("cannot restore the terminal: {e}");
         }
         // crossterm restores what it saved; make sure of the exact original settings too.
-        if let Ok(guard) = SAVED_TERMIOS.lock() {
-            if let Some(t) = guard.as_ref() {
-                // SAFETY: `t` is a termios read by tcgetattr from this terminal.
-                unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
-            }
+        if let Some(t) = SAVED_TERMIOS.get() {
+            // SAFETY: `t` is a termios read by tcgetattr from this terminal.
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
         }
     }
 }
