@@ -203,10 +203,11 @@ fn interactive_console_in_a_terminal() {
     let after_term = scratch("stty-after-sigterm.txt");
     let _ = std::fs::remove_file(&after);
     let _ = std::fs::remove_file(&after_term);
-    // Then a second VM, ended by SIGTERM (from `timeout`) while it sits at the prompt.
+    // Then a second VM, ended by SIGTERM (from `timeout`) while it sits at the prompt. The
+    // settings files appear whole (renamed into place), so the test never reads a partial one.
     let script = format!(
-        "stty -a > {before}; {bin}; echo RV32VM-EXIT=$?; stty -a > {after}; \
-         timeout --foreground -s TERM 10 {bin}; echo RV32VM-TERM=$?; stty -a > {after_term}; \
+        "stty -a > {before}; {bin}; echo RV32VM-EXIT=$?; stty -a > {after}.tmp; mv {after}.tmp {after}; \
+         timeout --foreground -s TERM 10 {bin}; echo RV32VM-TERM=$?; stty -a > {after_term}.tmp; mv {after_term}.tmp {after_term}; \
          sleep 600",
         before = before.display(),
         after = after.display(),
