@@ -210,6 +210,12 @@ struct EngineArgs {
     /// Do not chain compiled blocks with patched jumps.
     #[arg(long)]
     no_chain: bool,
+    /// Do not fold constants within blocks (all tiers).
+    #[arg(long)]
+    no_constopt: bool,
+    /// Do not fuse instruction sequences into macro-ops (all tiers).
+    #[arg(long)]
+    no_fuse: bool,
 }
 
 impl EngineArgs {
@@ -218,6 +224,10 @@ impl EngineArgs {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
             chain: !self.no_chain,
+            ir: rv32vm::exec::ir::IrOptions {
+                constopt: !self.no_constopt,
+                fuse: !self.no_fuse,
+            },
         }
     }
 }

@@ -7,8 +7,10 @@ pub const TLB_ENTRIES: usize = 1024;
 pub const PAGE_SIZE: u32 = 4096;
 /// Mask of the offset within a page.
 pub const PAGE_MASK: u32 = PAGE_SIZE - 1;
-/// A tag no page-aligned address can equal.
-pub const INVALID_TAG: u32 = 1;
+/// A tag no page-aligned address can equal, nor an address masked for a tag compare that
+/// also tests alignment (`va & (!PAGE_MASK | (size - 1))`, size up to 8: tier 1's loads and
+/// stores do that), so its low three bits are clear and a middle bit is set.
+pub const INVALID_TAG: u32 = 0x800;
 
 /// The kind of a memory access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

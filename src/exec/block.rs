@@ -68,6 +68,7 @@ pub fn build<P: Platform>(
     plat: &mut P,
     pc: u32,
     host: usize,
+    opts: super::ir::IrOptions,
 ) -> Result<Block, Trap> {
     let mut insns = Vec::with_capacity(16);
     let to_page_end = 0x1000 - (pc & PAGE_MASK);
@@ -97,6 +98,7 @@ pub fn build<P: Platform>(
             break;
         }
     }
+    super::ir::optimize(&mut insns, opts);
     Ok(Block {
         pc,
         host,

@@ -30,6 +30,7 @@ use super::block::MAX_BLOCK_INSNS;
 use super::mem::{amo, load, load_fast, store, store_fast};
 use super::platform::{Platform, Stop};
 use crate::cpu::csr::{MSTATUS_TSR, MSTATUS_TVM, MSTATUS_TW};
+use crate::cpu::tlb::PAGE_MASK;
 use crate::cpu::{fpu, Access, Exception, Hart, Priv, Trap};
 use crate::isa::{Insn, Op};
 
@@ -190,7 +191,7 @@ pub fn compile<P: Platform>(insns: &[Insn]) -> Box<[Slot]> {
     let mut offset = 0u32;
     for (index, insn) in insns.iter().enumerate() {
         slots.push(Slot {
-            handler: handler_for::<P>(insn),
+            handler: fused_handler_for::<P>(insn).unwrap_or_else(|| handler_for::<P>(insn)),
             offset,
             index: index as u32,
             insn: *insn,
@@ -885,6 +886,144 @@ pub(crate) unsafe fn exec_system(
         // Op::Illegal, and anything handler_for did not route elsewhere.
         _ => Exit::trap(ctx, Trap::illegal(i.raw)),
     }
+}
+
+// ----- fused units (see `crate::isa::Fusion` and `super::ir`) -----
+
+/// Run the slot `n` slots after `slot` (tail call): the instruction after a fused unit of `n`.
+#[inline(always)]
+unsafe fn next_after(hart: &mut Hart, ctx: *mut (), slot: *const Slot, n: usize) -> Exit {
+    let s = slot.add(n);
+    ((*s).handler)(hart, ctx, s)
+}
+
+/// `lui rd, hi; addi rd, rd, lo` (the head's imm is the value; rd != x0).
+unsafe fn fused_li(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    let s = &*slot;
+    hart.x[s.insn.rd as usize & 31] = s.insn.imm as u32;
+    next_after(hart, ctx, slot, 2)
+}
+
+/// `auipc rd, hi; addi rd, rd, lo` (the head's imm is hi + lo; rd != x0).
+unsafe fn fused_auipc_addi(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    let s = &*slot;
+    hart.x[s.insn.rd as usize & 31] = pc_of(hart, s).wrapping_add(s.insn.imm as u32);
+    next_after(hart, ctx, slot, 2)
+}
+
+/// `slli rd, rs, k; srli rd, rd, k` as `andi rd, rs, mask` (rd != x0).
+unsafe fn fused_shift_mask(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    let s = &*slot;
+    hart.x[s.insn.rd as usize & 31] = x(hart, s.insn.rs1) & s.insn.imm as u32;
+    next_after(hart, ctx, slot, 2)
+}
+
+/// `auipc rt, hi; jalr rd, lo(rt)` (rt != x0): both writes, then leave for the target.
+unsafe fn fused_auipc_jalr<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    let (s, j) = (&*slot, &*slot.add(1));
+    let t = pc_of(hart, s).wrapping_add(s.insn.imm as u32);
+    hart.x[s.insn.rd as usize & 31] = t;
+    let target = t.wrapping_add(j.insn.imm as u32) & !1;
+    hart.set_reg(j.insn.rd, pc_of(hart, j).wrapping_add(j.insn.len as u32));
+    leave::<P>(hart, ctx, j, target)
+}
+
+/// Guest address of the access in slot `s` off `base`, and whether every access of the
+/// `n`-slot run from `slot` is aligned and in the page of the first one.
+#[inline(always)]
+unsafe fn run_fits(slot: *const Slot, n: usize, base: u32) -> (u32, bool) {
+    let va0 = base.wrapping_add((*slot).insn.imm as u32);
+    let mut fits = true;
+    for k in 0..n {
+        let va = base.wrapping_add((*slot.add(k)).insn.imm as u32);
+        fits &= va & 3 == 0 && (va ^ va0) & !PAGE_MASK == 0;
+    }
+    (va0, fits)
+}
+
+/// A run of `lw` off one base: one translation when all are aligned in one page; otherwise
+/// (or on a TLB miss) they run one by one, with precise traps.
+unsafe fn fused_lw_run<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    let n = (*slot).insn.rs3 as usize + 1;
+    let base = x(hart, (*slot).insn.rs1);
+    let (va0, fits) = run_fits(slot, n, base);
+    if fits {
+        if let Some(host0) = hart.tlb.lookup(va0, Access::Read) {
+            let page = host0 - (va0 & PAGE_MASK) as usize;
+            for k in 0..n {
+                let i = &(*slot.add(k)).insn;
+                let host = page + (base.wrapping_add(i.imm as u32) & PAGE_MASK) as usize;
+                // SAFETY: a TLB read entry maps the whole guest RAM page of `va0` to valid host
+                // memory, and every access of the run is aligned inside that page.
+                let v = std::ptr::read_unaligned(host as *const u32);
+                hart.set_reg(i.rd, v);
+            }
+            return next_after(hart, ctx, slot, n);
+        }
+    }
+    op_lw::<P>(hart, ctx, slot)
+}
+
+/// A run of `sw` off one base, like [`fused_lw_run`] (pages holding code have no write TLB
+/// entries, so a run that hits code always goes one by one).
+unsafe fn fused_sw_run<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    let n = (*slot).insn.rs3 as usize + 1;
+    let base = x(hart, (*slot).insn.rs1);
+    let (va0, fits) = run_fits(slot, n, base);
+    if fits {
+        if let Some(host0) = hart.tlb.lookup(va0, Access::Write) {
+            let page = host0 - (va0 & PAGE_MASK) as usize;
+            for k in 0..n {
+                let i = &(*slot.add(k)).insn;
+                let host = page + (base.wrapping_add(i.imm as u32) & PAGE_MASK) as usize;
+                // SAFETY: as in `fused_lw_run`; write entries exist only for writable RAM.
+                std::ptr::write_unaligned(host as *mut u32, x(hart, i.rs2));
+            }
+            return next_after(hart, ctx, slot, n);
+        }
+    }
+    op_sw::<P>(hart, ctx, slot)
+}
+
+/// An ALU operation and the branch that ends the block on its result.
+unsafe fn fused_cmp_branch<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    let (s, b) = (&*slot, &*slot.add(1));
+    let value = super::ir::alu_value(
+        s.insn.op,
+        x(hart, s.insn.rs1),
+        x(hart, s.insn.rs2),
+        s.insn.imm,
+    )
+    .unwrap_or_else(|| unknown_fusion());
+    hart.x[s.insn.rd as usize & 31] = value;
+    let pc = pc_of(hart, b);
+    let target = if super::ir::branch_taken(b.insn.op, x(hart, b.insn.rs1), x(hart, b.insn.rs2)) {
+        pc.wrapping_add(b.insn.imm as u32)
+    } else {
+        pc.wrapping_add(b.insn.len as u32)
+    };
+    leave::<P>(hart, ctx, b, target)
+}
+
+/// `ir::fuse` made a unit no handler knows: a bug there, never something a guest can cause.
+#[cold]
+fn unknown_fusion() -> ! {
+    unreachable!("fused unit outside the patterns the interpreter knows")
+}
+
+/// The handler for a fused unit headed by `i`, if it heads one.
+fn fused_handler_for<P: Platform>(i: &Insn) -> Option<Handler> {
+    use crate::isa::Fusion;
+    Some(match i.fusion {
+        Fusion::None => return None,
+        Fusion::LuiAddi => fused_li,
+        Fusion::AuipcAddi => fused_auipc_addi,
+        Fusion::ShiftMask => fused_shift_mask,
+        Fusion::AuipcJalr => fused_auipc_jalr::<P>,
+        Fusion::LwRun => fused_lw_run::<P>,
+        Fusion::SwRun => fused_sw_run::<P>,
+        Fusion::CmpBranch => fused_cmp_branch::<P>,
+    })
 }
 
 /// Choose the handler for `i`.

@@ -3,6 +3,7 @@
 
 pub mod block;
 pub mod interp;
+pub mod ir;
 pub mod jit;
 pub mod mem;
 pub mod misaligned;
@@ -61,6 +62,8 @@ pub struct EngineConfig {
     pub t1_threshold: u32,
     /// Chain compiled blocks with patched direct jumps (`--no-chain` turns it off).
     pub chain: bool,
+    /// Block optimisation passes (`--no-constopt`, `--no-fuse`).
+    pub ir: ir::IrOptions,
 }
 
 impl Default for EngineConfig {
@@ -69,6 +72,7 @@ impl Default for EngineConfig {
             tier: Tier::default(),
             t1_threshold: DEFAULT_T1_THRESHOLD,
             chain: true,
+            ir: ir::IrOptions::default(),
         }
     }
 }
@@ -239,7 +243,7 @@ impl Engine {
             match self.by_host.get(&host) {
                 Some(&idx) => idx,
                 None => {
-                    let b = block::build(hart, plat, pc, host)?;
+                    let b = block::build(hart, plat, pc, host, self.config.ir)?;
                     let idx = self.blocks.len() as u32;
                     // Its pages now hold code: stores to them must take the slow path.
                     for h in std::iter::once(host).chain(b.straddle) {

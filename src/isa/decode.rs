@@ -98,7 +98,7 @@ const fn make(op: Op, rd: u8, rs1: u8, rs2: u8, imm: i32, raw: u32, len: u8) -> 
         rs3: 0,
         rm: 0,
         len,
-        _pad: 0,
+        fusion: crate::isa::Fusion::None,
         imm,
         raw,
     }
@@ -994,7 +994,11 @@ mod tests {
                 continue;
             }
             legal += 1;
-            assert_eq!((insn.rs3, insn.rm, insn._pad), (0, 0, 0), "{half:#06x}");
+            assert_eq!(
+                (insn.rs3, insn.rm, insn.fusion),
+                (0, 0, crate::isa::Fusion::None),
+                "{half:#06x}"
+            );
             let wide = decode(encode_expansion(&insn));
             let normalized = Insn {
                 len: 2,

@@ -193,6 +193,36 @@ pub enum Op {
     CzeroNez,
 }
 
+/// Macro-op fusion: a head instruction and the ones it covers run as one unit in every tier.
+/// The covered instructions stay in the block unchanged (so each keeps its pc offset and
+/// retired count, and a unit can fall back to running them one by one); the head's own fields
+/// may be rewritten as listed. Patterns and rules: docs/codegen.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Fusion {
+    /// Not fused.
+    #[default]
+    None,
+    /// `lui rd, hi; addi rd, rd, lo`: the head is `lui rd` with `imm` = the final value.
+    LuiAddi,
+    /// `auipc rd, hi; addi rd, rd, lo`: the head is `auipc rd` with `imm` = hi + lo.
+    AuipcAddi,
+    /// `auipc rt, hi; jalr rd, lo(rt)` (rt != x0): a call or tail call to a pc-relative
+    /// target. The head is the unchanged `auipc`; the covered `jalr` gives rd and lo.
+    AuipcJalr,
+    /// `slli rd, rs, k; srli rd, rd, k`: zero-extension of the low 32-k bits. The head is
+    /// `andi rd, rs, mask` with the 32-bit mask in `imm`.
+    ShiftMask,
+    /// `lw` off one base register, `rs3` + 1 of them in a row (the base is not written before
+    /// the last): one translation for all when they share an aligned page.
+    LwRun,
+    /// `sw` off one base register, `rs3` + 1 of them in a row.
+    SwRun,
+    /// An ALU operation writing rd, then the block-ending branch that compares rd: the head is
+    /// the unchanged ALU operation.
+    CmpBranch,
+}
+
 /// One decoded instruction. 16 bytes, `Copy`, laid out for fast interpretation and for JIT
 /// templates that read its fields at compile time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,7 +237,9 @@ pub struct Insn {
     pub rm: u8,
     /// Encoded length in bytes: 2 (compressed) or 4.
     pub len: u8,
-    pub _pad: u8,
+    /// Set by the block optimiser ([`crate::exec::ir`]), never by decoding: this instruction
+    /// heads a fused unit that also covers the next [`Insn::covers`] instructions.
+    pub fusion: Fusion,
     pub imm: i32,
     /// The raw instruction bits (16-bit forms zero-extended), reported as mtval on illegal
     /// instruction.
@@ -225,9 +257,23 @@ impl Insn {
             rs3: 0,
             rm: 0,
             len,
-            _pad: 0,
+            fusion: Fusion::None,
             imm: 0,
             raw,
+        }
+    }
+
+    /// How many instructions after this one its fused unit covers (0 when it is not fused).
+    #[inline(always)]
+    pub fn covers(&self) -> usize {
+        match self.fusion {
+            Fusion::None => 0,
+            Fusion::LwRun | Fusion::SwRun => self.rs3 as usize,
+            Fusion::LuiAddi
+            | Fusion::AuipcAddi
+            | Fusion::AuipcJalr
+            | Fusion::ShiftMask
+            | Fusion::CmpBranch => 1,
         }
     }
 

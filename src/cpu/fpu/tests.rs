@@ -57,7 +57,7 @@ fn insn(op: Op, rd: u8, rs1: u8, rs2: u8, rs3: u8, rm: u8) -> Insn {
         rs3,
         rm,
         len: 4,
-        _pad: 0,
+        fusion: crate::isa::Fusion::None,
         imm: 0,
         raw: 0xdead_beef,
     }

@@ -183,7 +183,7 @@ fn check_execute(
         rs3: FIRST_SOURCE_F + 2,
         rm: vector.rm as u8,
         len: 4,
-        _pad: 0,
+        fusion: crate::isa::Fusion::None,
         imm: 0,
         raw: 0,
     };

@@ -121,6 +121,10 @@ pub enum Cond {
     Ltu,
     /// Unsigned `a >= b` (carry clear).
     Geu,
+    /// Unsigned `a > b`.
+    Gtu,
+    /// Unsigned `a <= b`.
+    Leu,
 }
 
 /// Width of a memory access.
@@ -225,22 +229,32 @@ impl Emitter {
         }
     }
 
-    /// Load from `[base + index]` (a host address formed from two registers).
-    pub fn emit_load_indexed(&mut self, w: Width, signed: bool, dst: Reg, base: Reg, index: Reg) {
-        let (d, b, i) = (dst.n(), base.n(), index.n());
+    /// Load from `[base + index + disp]` (a host address formed from two registers).
+    pub fn emit_load_indexed(
+        &mut self,
+        w: Width,
+        signed: bool,
+        dst: Reg,
+        base: Reg,
+        index: Reg,
+        disp: i32,
+    ) {
+        let (d, b, i, o) = (dst.n(), base.n(), index.n(), disp);
         match (w, signed) {
             (Width::B8, false) => {
-                dynasm!(self.ops ; .arch x64 ; movzx Rd(d), BYTE [Rq(b) + Rq(i)])
+                dynasm!(self.ops ; .arch x64 ; movzx Rd(d), BYTE [Rq(b) + Rq(i) + o])
             }
-            (Width::B8, true) => dynasm!(self.ops ; .arch x64 ; movsx Rd(d), BYTE [Rq(b) + Rq(i)]),
+            (Width::B8, true) => {
+                dynasm!(self.ops ; .arch x64 ; movsx Rd(d), BYTE [Rq(b) + Rq(i) + o])
+            }
             (Width::B16, false) => {
-                dynasm!(self.ops ; .arch x64 ; movzx Rd(d), WORD [Rq(b) + Rq(i)])
+                dynasm!(self.ops ; .arch x64 ; movzx Rd(d), WORD [Rq(b) + Rq(i) + o])
             }
             (Width::B16, true) => {
-                dynasm!(self.ops ; .arch x64 ; movsx Rd(d), WORD [Rq(b) + Rq(i)])
+                dynasm!(self.ops ; .arch x64 ; movsx Rd(d), WORD [Rq(b) + Rq(i) + o])
             }
-            (Width::B32, _) => dynasm!(self.ops ; .arch x64 ; mov Rd(d), DWORD [Rq(b) + Rq(i)]),
-            (Width::B64, _) => dynasm!(self.ops ; .arch x64 ; mov Rq(d), QWORD [Rq(b) + Rq(i)]),
+            (Width::B32, _) => dynasm!(self.ops ; .arch x64 ; mov Rd(d), DWORD [Rq(b) + Rq(i) + o]),
+            (Width::B64, _) => dynasm!(self.ops ; .arch x64 ; mov Rq(d), QWORD [Rq(b) + Rq(i) + o]),
         }
     }
 
@@ -255,14 +269,14 @@ impl Emitter {
         }
     }
 
-    /// Store the low `w` bytes of `src` to `[base + index]`.
-    pub fn emit_store_indexed(&mut self, w: Width, base: Reg, index: Reg, src: Reg) {
-        let (s, b, i) = (src.n(), base.n(), index.n());
+    /// Store the low `w` bytes of `src` to `[base + index + disp]`.
+    pub fn emit_store_indexed(&mut self, w: Width, base: Reg, index: Reg, disp: i32, src: Reg) {
+        let (s, b, i, o) = (src.n(), base.n(), index.n(), disp);
         match w {
-            Width::B8 => dynasm!(self.ops ; .arch x64 ; mov BYTE [Rq(b) + Rq(i)], Rb(s)),
-            Width::B16 => dynasm!(self.ops ; .arch x64 ; mov WORD [Rq(b) + Rq(i)], Rw(s)),
-            Width::B32 => dynasm!(self.ops ; .arch x64 ; mov DWORD [Rq(b) + Rq(i)], Rd(s)),
-            Width::B64 => dynasm!(self.ops ; .arch x64 ; mov QWORD [Rq(b) + Rq(i)], Rq(s)),
+            Width::B8 => dynasm!(self.ops ; .arch x64 ; mov BYTE [Rq(b) + Rq(i) + o], Rb(s)),
+            Width::B16 => dynasm!(self.ops ; .arch x64 ; mov WORD [Rq(b) + Rq(i) + o], Rw(s)),
+            Width::B32 => dynasm!(self.ops ; .arch x64 ; mov DWORD [Rq(b) + Rq(i) + o], Rd(s)),
+            Width::B64 => dynasm!(self.ops ; .arch x64 ; mov QWORD [Rq(b) + Rq(i) + o], Rq(s)),
         }
     }
 
@@ -502,6 +516,8 @@ impl Emitter {
             Cond::Le => dynasm!(self.ops ; .arch x64 ; setle Rb(d)),
             Cond::Ltu => dynasm!(self.ops ; .arch x64 ; setb Rb(d)),
             Cond::Geu => dynasm!(self.ops ; .arch x64 ; setae Rb(d)),
+            Cond::Gtu => dynasm!(self.ops ; .arch x64 ; seta Rb(d)),
+            Cond::Leu => dynasm!(self.ops ; .arch x64 ; setbe Rb(d)),
         }
         dynasm!(self.ops ; .arch x64 ; movzx Rd(d), Rb(d));
     }
@@ -518,6 +534,8 @@ impl Emitter {
             Cond::Le => dynasm!(self.ops ; .arch x64 ; cmovle Rd(d), Rd(s)),
             Cond::Ltu => dynasm!(self.ops ; .arch x64 ; cmovb Rd(d), Rd(s)),
             Cond::Geu => dynasm!(self.ops ; .arch x64 ; cmovae Rd(d), Rd(s)),
+            Cond::Gtu => dynasm!(self.ops ; .arch x64 ; cmova Rd(d), Rd(s)),
+            Cond::Leu => dynasm!(self.ops ; .arch x64 ; cmovbe Rd(d), Rd(s)),
         }
     }
 
@@ -534,6 +552,8 @@ impl Emitter {
             Cond::Le => dynasm!(self.ops ; .arch x64 ; jle =>l),
             Cond::Ltu => dynasm!(self.ops ; .arch x64 ; jb =>l),
             Cond::Geu => dynasm!(self.ops ; .arch x64 ; jae =>l),
+            Cond::Gtu => dynasm!(self.ops ; .arch x64 ; ja =>l),
+            Cond::Leu => dynasm!(self.ops ; .arch x64 ; jbe =>l),
         }
     }
 
@@ -548,6 +568,8 @@ impl Emitter {
             Cond::Le => dynasm!(self.ops ; .arch x64 ; jle extern target),
             Cond::Ltu => dynasm!(self.ops ; .arch x64 ; jb extern target),
             Cond::Geu => dynasm!(self.ops ; .arch x64 ; jae extern target),
+            Cond::Gtu => dynasm!(self.ops ; .arch x64 ; ja extern target),
+            Cond::Leu => dynasm!(self.ops ; .arch x64 ; jbe extern target),
         }
     }
 

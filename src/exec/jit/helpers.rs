@@ -74,9 +74,9 @@ impl Helpers {
 /// argument).
 pub fn insn_words(insn: &Insn) -> [u64; 2] {
     const _: () = assert!(std::mem::size_of::<Insn>() == 16);
-    // SAFETY: `Insn` is `#[repr(C)]`, 16 bytes, made of integer fields with no padding (its
-    // explicit `_pad` byte included), so every byte is initialised and any `[u64; 2]` reading
-    // of them is valid.
+    // SAFETY: `Insn` is `#[repr(C)]`, 16 bytes, made of integer and `#[repr(u8)]` enum fields
+    // with no padding, so every byte is initialised and any `[u64; 2]` reading of them is
+    // valid (the helper turns the words back into the same valid `Insn`).
     unsafe { std::mem::transmute::<Insn, [u64; 2]>(*insn) }
 }
 

@@ -1,5 +1,6 @@
-//! Lockstep differential testing: random blocks run once under the interpreter and once under
-//! tier 1, from the same state; registers, pc, instret, the trap taken and every byte of data
+//! Lockstep differential testing: random blocks run under the interpreter without the block
+//! optimiser's passes (the reference), and under the optimised interpreter and tier 1 with and
+//! without them, from the same state; registers, pc, instret, the trap taken and every byte of data
 //! memory must agree. Blocks use every operand aliasing (rd == rs1 == rs2, x0 anywhere),
 //! boundary immediates and register values, and loads/stores at page edges, across unmapped
 //! pages and MMIO, misaligned or not.
@@ -8,6 +9,7 @@
 
 use crate::cpu::tlb::PAGE_MASK;
 use crate::cpu::{Access, Exception, Hart, Trap};
+use crate::exec::ir::IrOptions;
 use crate::exec::platform::{Platform, Resume, Stop, Target};
 use crate::exec::{Engine, EngineConfig, Tier};
 use crate::isa::{decode, Op};
@@ -44,7 +46,13 @@ impl TestPlatform {
         TestPlatform {
             code: pages,
             code_at,
-            data: data.to_vec(),
+            // Each guest page is followed on the host by a page of filler, so an access that
+            // wrongly runs past its page on the host reads or writes the filler, not the next
+            // guest page, and the outcome differs.
+            data: data
+                .chunks(4096)
+                .flat_map(|page| page.iter().copied().chain([0xa5; 4096]))
+                .collect(),
             mmio_writes: Vec::new(),
             allow_misaligned,
             trap: None,
@@ -71,7 +79,7 @@ impl Platform for TestPlatform {
             let host = self
                 .data
                 .as_mut_ptr()
-                .wrapping_add((va - DATA_BASE) as usize);
+                .wrapping_add(2 * (va - DATA_BASE) as usize - (va & PAGE_MASK) as usize);
             return Ok(Target::Ram {
                 host,
                 cacheable: true,
@@ -321,13 +329,120 @@ fn random_insn(rng: &mut Rng) -> u32 {
     }
 }
 
+/// Sequences the block optimiser rewrites (fusion patterns, constants feeding operations and
+/// addresses), with the same operand variety as single instructions.
+fn random_pattern(rng: &mut Rng, words: &mut Vec<u32>) {
+    let reg = |rng: &mut Rng| {
+        let any = rng.below(32);
+        rng.pick(&[0, 1, 2, 5, 10, 31, any])
+    };
+    let (rd, rs) = (reg(rng), reg(rng));
+    let imm = rng.pick(IMMS);
+    match rng.below(6) {
+        // lui+addi / auipc+addi on one register (or, sometimes, not quite).
+        0 => {
+            let opcode = rng.pick(&[0x37, 0x17]);
+            words.push((rng.next() as u32 & 0xffff_f000) | rd << 7 | opcode);
+            let src = if rng.below(4) == 0 { rs } else { rd };
+            words.push(i_type(imm, src, 0, rd, 0x13));
+        }
+        // slli+srli by one amount: a zero-extension.
+        1 => {
+            let any = rng.below(32) as i32;
+            let k = rng.pick(&[0, 1, 8, 16, 24, 31, any]);
+            words.push(r_type(0, k as u32, rs, 1, rd, 0x13));
+            words.push(r_type(0, k as u32, rd, 5, rd, 0x13));
+        }
+        // A run of lw or sw off one base, sometimes loading into the base.
+        2 | 3 => {
+            let base = reg(rng);
+            let store = rng.below(2) == 0;
+            for _ in 0..2 + rng.below(5) {
+                let offset = rng.pick(&[0, 4, 8, 12, -4, -8, 2, 0x7fc, -2048]);
+                if store {
+                    words.push(s_type(offset, reg(rng), base, 2));
+                } else {
+                    let rd = if rng.below(5) == 0 { base } else { reg(rng) };
+                    words.push(i_type(offset, base, 2, rd, 0x03));
+                }
+            }
+        }
+        // A constant (li or lui) feeding an operation, an address or a jump base.
+        _ => {
+            if rng.below(2) == 0 {
+                words.push(i_type(imm, 0, 0, rd, 0x13));
+            } else {
+                words.push(address(rng) & 0xffff_f000 | rd << 7 | 0x37);
+            }
+            match rng.below(3) {
+                0 => {
+                    let (f7, f3) = rng.pick(R_OPS);
+                    let (a, b) = if rng.below(2) == 0 {
+                        (rd, rs)
+                    } else {
+                        (rs, rd)
+                    };
+                    words.push(r_type(f7, b, a, f3, reg(rng), 0x33));
+                }
+                1 => words.push(i_type(
+                    rng.pick(&[0, 4, -4, 1, 0x7fc]),
+                    rd,
+                    rng.pick(&[0, 1, 2, 4, 5]),
+                    reg(rng),
+                    0x03,
+                )),
+                _ => words.push(s_type(
+                    rng.pick(&[0, 4, 3]),
+                    reg(rng),
+                    rd,
+                    rng.pick(&[0, 1, 2]),
+                )),
+            }
+        }
+    }
+}
+
 /// A random block: straight-line instructions, then a branch, jump or ecall.
 fn random_block(rng: &mut Rng) -> Vec<u32> {
     let n = 1 + rng.below(24);
-    let mut words: Vec<u32> = (0..n).map(|_| random_insn(rng)).collect();
+    let mut words = Vec::new();
+    for _ in 0..n {
+        if rng.below(4) == 0 {
+            random_pattern(rng, &mut words);
+        } else {
+            words.push(random_insn(rng));
+        }
+    }
     let rs1 = rng.below(32);
     let rs2 = rng.below(32);
-    match rng.below(6) {
+    match rng.below(9) {
+        // An ALU operation whose result the branch compares (a compare-and-branch unit).
+        6 | 7 => {
+            let any = 1 + rng.below(31);
+            let rd = rng.pick(&[rs1, rs2, any]);
+            if rng.below(2) == 0 {
+                let f3 = rng.pick(&[0, 2, 3, 4, 6, 7]);
+                words.push(i_type(rng.pick(IMMS), rs1, f3, rd, 0x13));
+            } else {
+                let (f7, f3) =
+                    rng.pick(&[(0, 0), (0x20, 0), (0, 2), (0, 3), (0, 4), (0, 6), (0, 7)]);
+                words.push(r_type(f7, rs2, rs1, f3, rd, 0x33));
+            }
+            let other = rng.pick(&[0, rs2]);
+            let (a, b) = if rng.below(2) == 0 {
+                (rd, other)
+            } else {
+                (other, rd)
+            };
+            words.push(b_type(8, b, a, rng.pick(&[0, 1, 4, 5, 6, 7])));
+        }
+        // A jump through a constant base: lui/addi then jalr (to the second ecall).
+        8 => {
+            let at = CODE_BASE + 4 * (words.len() as u32 + 2) + 4;
+            words.push(at & 0xffff_f000 | 7 << 7 | 0x37);
+            words.push(i_type((at & 0xfff) as i32, 7, 0, 7, 0x13));
+            words.push(i_type(0, 7, 0, rng.below(32), 0x67));
+        }
         // A branch over the ecall below, or not.
         0 => words.push(b_type(8, rs2, rs1, rng.pick(&[0, 1, 4, 5, 6, 7]))),
         // jal x1, +8
@@ -361,12 +476,22 @@ struct Outcome {
 }
 
 fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned: bool) -> Outcome {
-    run_with_fp(tier, code, regs, data, allow_misaligned, false)
+    run_with_fp(tier, ALL_PASSES, code, regs, data, allow_misaligned, false)
 }
+
+const ALL_PASSES: IrOptions = IrOptions {
+    constopt: true,
+    fuse: true,
+};
+const NO_PASSES: IrOptions = IrOptions {
+    constopt: false,
+    fuse: false,
+};
 
 /// Run with the FP unit on (mstatus.FS = Initial) or off, and FP registers made from `regs`.
 fn run_with_fp(
     tier: Tier,
+    ir: IrOptions,
     code: &[u8],
     regs: &[u32; 32],
     data: &[u8],
@@ -386,6 +511,7 @@ fn run_with_fp(
     hart.pc = CODE_BASE;
     let mut engine = Engine::new(EngineConfig {
         tier,
+        ir,
         ..EngineConfig::default()
     });
     engine.run(&mut hart, &mut plat, Some(10_000));
@@ -397,6 +523,7 @@ fn run_with_fp(
         pc: hart.pc,
         instret: hart.instret,
         trap: plat.trap,
+        // The guest pages and the filler between them.
         data: plat.data,
         mmio_writes: plat.mmio_writes,
     }
@@ -424,19 +551,36 @@ fn check_case(seed: u64) {
     let data: Vec<u8> = (0..DATA_PAGES * 4096).map(|_| rng.next() as u8).collect();
     let allow_misaligned = rng.below(4) == 0;
     let fp_on = rng.below(4) != 0;
-    let interp = run_with_fp(Tier::Interp, &code, &regs, &data, allow_misaligned, fp_on);
-    let t1 = run_with_fp(Tier::T1, &code, &regs, &data, allow_misaligned, fp_on);
-    if interp != t1 {
+    // The reference: the interpreter on the unoptimised block. Every tier, with the block
+    // optimiser's passes on and off, must match it.
+    let interp = run_with_fp(
+        Tier::Interp,
+        NO_PASSES,
+        &code,
+        &regs,
+        &data,
+        allow_misaligned,
+        fp_on,
+    );
+    for (tier, ir, name) in [
+        (Tier::Interp, ALL_PASSES, "the optimised interpreter"),
+        (Tier::T1, ALL_PASSES, "tier 1"),
+        (Tier::T1, NO_PASSES, "tier 1 without block passes"),
+    ] {
+        let t1 = run_with_fp(tier, ir, &code, &regs, &data, allow_misaligned, fp_on);
+        if interp == t1 {
+            continue;
+        }
         let listing: Vec<String> = words
             .iter()
             .map(|&w| format!("{w:#010x} {:?}", decode(w)))
             .collect();
         let regs_diff: Vec<String> = (0..32)
             .filter(|&i| interp.x[i] != t1.x[i])
-            .map(|i| format!("x{i}: interp {:#x} t1 {:#x}", interp.x[i], t1.x[i]))
+            .map(|i| format!("x{i}: interp {:#x} other {:#x}", interp.x[i], t1.x[i]))
             .collect();
         panic!(
-            "seed {seed}: tier 1 diverges from the interpreter\nblock:\n{}\nregisters in: {regs:x?}\n\
+            "seed {seed}: {name} diverges from the interpreter\nblock:\n{}\nregisters in: {regs:x?}\n\
              differing registers: {regs_diff:?}\npc {:#x} vs {:#x}, instret {} vs {}, trap {:x?} vs {:x?}, \
              data equal: {}, mmio {:x?} vs {:x?}, f equal: {}, mstatus {:#x} vs {:#x}",
             listing.join("\n"),

@@ -23,7 +23,7 @@ use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
 use crate::exec::interp::{Exit, RunState};
-use crate::isa::{Insn, Op};
+use crate::isa::{Fusion, Insn, Op};
 
 /// The hart pointer.
 const HART: Reg = Reg::Rbx;
@@ -178,10 +178,20 @@ impl<'a> BlockCompiler<'a> {
         self.allocate_registers(insns);
         let mut off = 0u32;
         let mut ended = false;
-        for (index, insn) in insns.iter().enumerate() {
+        let mut index = 0;
+        while index < insns.len() {
+            let insn = &insns[index];
             let pc = self.pc0.wrapping_add(off);
-            ended = self.insn(insn, pc, index as u32);
-            off += insn.len as u32;
+            let covers = insn.covers().min(insns.len() - 1 - index);
+            ended = if covers > 0 {
+                self.fused(&insns[index..=index + covers], pc, index as u32)
+            } else {
+                self.insn(insn, pc, index as u32)
+            };
+            for i in &insns[index..=index + covers] {
+                off += i.len as u32;
+            }
+            index += 1 + covers;
             if ended {
                 break;
             }
@@ -405,6 +415,12 @@ impl<'a> BlockCompiler<'a> {
                 self.exit_to(pc.wrapping_add(i.imm as u32), index + 1);
                 return true;
             }
+            Jalr if i.rs1 == 0 => {
+                // An absolute target (constant folding made the base x0): chainable.
+                self.set_imm(i.rd, next_pc);
+                self.exit_to(i.imm as u32 & !1, index + 1);
+                return true;
+            }
             Jalr => {
                 self.get(Reg::Rax, i.rs1);
                 self.e.emit_alu32_imm32(Alu::Add, Reg::Rax, i.imm as u32);
@@ -445,6 +461,92 @@ impl<'a> BlockCompiler<'a> {
             }
         }
         false
+    }
+
+    /// A fused unit (`unit[0]` heads it, see [`crate::isa::Fusion`]) at `pc`, its head at
+    /// `index`; true if it ended the block.
+    fn fused(&mut self, unit: &[Insn], pc: u32, index: u32) -> bool {
+        let head = &unit[0];
+        match head.fusion {
+            // The head's imm already holds the final value (hi + lo).
+            Fusion::LuiAddi => self.set_imm(head.rd, head.imm as u32),
+            Fusion::AuipcAddi => self.set_imm(head.rd, pc.wrapping_add(head.imm as u32)),
+            // The head is `andi rd, rs, mask`.
+            Fusion::ShiftMask => self.alu_imm(head),
+            Fusion::AuipcJalr => {
+                // A pc-relative call: the target is a constant, so the exit can be chained.
+                let jalr = &unit[1];
+                let t = pc.wrapping_add(head.imm as u32);
+                self.set_imm(head.rd, t);
+                let jalr_pc = pc.wrapping_add(head.len as u32);
+                self.set_imm(jalr.rd, jalr_pc.wrapping_add(jalr.len as u32));
+                self.exit_to(t.wrapping_add(jalr.imm as u32) & !1, index + 2);
+                return true;
+            }
+            Fusion::CmpBranch => {
+                self.insn(head, pc, index);
+                let branch_pc = pc.wrapping_add(head.len as u32);
+                self.branch(&unit[1], branch_pc, index + 1);
+                return true;
+            }
+            Fusion::LwRun | Fusion::SwRun => self.mem_run(unit, pc, index),
+            Fusion::None => unreachable_op(),
+        }
+        false
+    }
+
+    /// A run of `lw` or `sw` off one base (`unit`, at `pc`, the first at `index`): when every
+    /// access is aligned and in one page, one TLB lookup serves them all; otherwise the
+    /// instructions run one by one through their own templates (precise traps, helpers).
+    fn mem_run(&mut self, unit: &[Insn], pc: u32, index: u32) {
+        let store = unit[0].op == Op::Sw;
+        let min = unit.iter().map(|i| i.imm).min().unwrap_or(0);
+        let max = unit.iter().map(|i| i.imm).max().unwrap_or(0);
+        // Offsets that differ by a non-multiple of 4 can never all be aligned.
+        let same_alignment = unit.iter().all(|i| (i.imm - min) % 4 == 0);
+        let span = (max - min) as u32 + 4;
+        let (slow, resume) = (self.e.label(), self.e.label());
+        let dirty_at_entry = self.dirty;
+        if same_alignment {
+            // Checks first, so the slow path starts from the unit's entry state.
+            self.address(unit[0].rs1, min);
+            if span > 4 {
+                self.e.emit_mov(Reg::Rax, Reg::Rsi);
+                self.e.emit_alu32_imm32(Alu::And, Reg::Rax, PAGE_MASK);
+                self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, 0x1000 - span);
+                self.e.emit_jcc(Cond::Gtu, slow);
+            }
+            self.tlb_check(4, store, slow);
+            for i in unit {
+                let d = i.imm - min;
+                if store {
+                    self.get(Reg::Rcx, i.rs2);
+                    self.e
+                        .emit_store_indexed(Width::B32, Reg::Rdx, Reg::Rsi, d, Reg::Rcx);
+                } else {
+                    self.e
+                        .emit_load_indexed(Width::B32, false, Reg::Rax, Reg::Rdx, Reg::Rsi, d);
+                    self.set(i.rd, Reg::Rax);
+                }
+            }
+            self.e.emit_jmp(resume);
+        }
+        // One by one: the same register writes in the same order, so both paths leave the
+        // same cached registers dirty.
+        let dirty_after_fast = self.dirty;
+        self.dirty = dirty_at_entry;
+        self.e.bind(slow);
+        let mut at = pc;
+        for (k, i) in unit.iter().enumerate() {
+            if store {
+                self.store(i, at, index + k as u32);
+            } else {
+                self.load(i, at, index + k as u32);
+            }
+            at = at.wrapping_add(i.len as u32);
+        }
+        debug_assert!(!same_alignment || self.dirty == dirty_after_fast);
+        self.e.bind(resume);
     }
 
     /// A helper `(hart, ctx, insn) -> status` for instructions whose semantics live in shared
@@ -706,15 +808,28 @@ impl<'a> BlockCompiler<'a> {
     /// `slow`. Misaligned addresses always take the slow path, whose helper behaves exactly as
     /// the interpreter (trap, or bytewise access when allowed).
     fn tlb_lookup(&mut self, i: &Insn, size: u32, write: bool, slow: Label) {
+        self.address(i.rs1, i.imm);
+        self.tlb_check(size, write, slow);
+    }
+
+    /// esi = x[rs1] + imm (a constant when folding made rs1 x0).
+    fn address(&mut self, rs1: u8, imm: i32) {
         let va = Reg::Rsi;
-        self.get(va, i.rs1);
-        if i.imm != 0 {
-            self.e.emit_alu32_imm32(Alu::Add, va, i.imm as u32);
+        if rs1 == 0 {
+            self.e.emit_load_imm(va, imm as u32);
+            return;
         }
-        if size > 1 {
-            self.e.emit_alu32_imm32(Alu::Test, va, size - 1);
-            self.e.emit_jcc(Cond::Ne, slow);
+        self.get(va, rs1);
+        if imm != 0 {
+            self.e.emit_alu32_imm32(Alu::Add, va, imm as u32);
         }
+    }
+
+    /// The TLB lookup for a `size`-byte access at esi: on a hit of an aligned address, rdx
+    /// holds the addend; otherwise jump to `slow`. The alignment test is part of the tag
+    /// compare (the address keeps its low bits, which no tag has), so it costs nothing.
+    fn tlb_check(&mut self, size: u32, write: bool, slow: Label) {
+        let va = Reg::Rsi;
         // rax = &hart + index * sizeof(TlbEntry)
         self.e.emit_mov(Reg::Rax, va);
         self.e.emit_shift32_imm(Shift::Shr, Reg::Rax, 12);
@@ -727,7 +842,8 @@ impl<'a> BlockCompiler<'a> {
         self.e.emit_add64(Reg::Rax, HART);
         let arr = tlb_array(write);
         self.e.emit_mov(Reg::Rcx, va);
-        self.e.emit_alu32_imm32(Alu::And, Reg::Rcx, !PAGE_MASK);
+        self.e
+            .emit_alu32_imm32(Alu::And, Reg::Rcx, !PAGE_MASK | (size - 1));
         self.e.emit_alu32_mem(
             Alu::Cmp,
             Reg::Rcx,
@@ -754,7 +870,7 @@ impl<'a> BlockCompiler<'a> {
         let (slow, resume) = (self.e.label(), self.e.label());
         self.tlb_lookup(i, size, false, slow);
         self.e
-            .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, Reg::Rsi);
+            .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, Reg::Rsi, 0);
         self.e.bind(resume);
         // eax holds the value on both paths.
         self.set(i.rd, Reg::Rax);
@@ -780,7 +896,8 @@ impl<'a> BlockCompiler<'a> {
         let (slow, resume) = (self.e.label(), self.e.label());
         self.tlb_lookup(i, size, true, slow);
         self.get(Reg::Rcx, i.rs2);
-        self.e.emit_store_indexed(w, Reg::Rdx, Reg::Rsi, Reg::Rcx);
+        self.e
+            .emit_store_indexed(w, Reg::Rdx, Reg::Rsi, 0, Reg::Rcx);
         self.e.bind(resume);
         let trap = self.trap_exit(index, pc);
         let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
@@ -812,10 +929,11 @@ impl<'a> BlockCompiler<'a> {
         self.tlb_lookup(i, size, store, slow);
         if store {
             self.e.emit_load(w, false, Reg::Rcx, freg(i.rs2));
-            self.e.emit_store_indexed(w, Reg::Rdx, Reg::Rsi, Reg::Rcx);
+            self.e
+                .emit_store_indexed(w, Reg::Rdx, Reg::Rsi, 0, Reg::Rcx);
         } else {
             self.e
-                .emit_load_indexed(w, false, Reg::Rax, Reg::Rdx, Reg::Rsi);
+                .emit_load_indexed(w, false, Reg::Rax, Reg::Rdx, Reg::Rsi, 0);
             if size == 4 {
                 self.e.emit_load_imm64(Reg::Rcx, 0xffff_ffff_0000_0000);
                 self.e.emit_or64(Reg::Rax, Reg::Rcx);
