@@ -346,6 +346,18 @@ impl Emitter {
         }
     }
 
+    /// `a - [base + index + disp]` sets the flags (32-bit).
+    pub fn emit_cmp32_indexed(&mut self, a: Reg, base: Reg, index: Reg, disp: i32) {
+        let (r, b, i, o) = (a.n(), base.n(), index.n(), disp);
+        dynasm!(self.ops ; .arch x64 ; cmp Rd(r), DWORD [Rq(b) + Rq(i) + o]);
+    }
+
+    /// `dst = base + disp` (32-bit `lea`: the sum wraps like guest arithmetic).
+    pub fn emit_lea32(&mut self, dst: Reg, base: Reg, disp: i32) {
+        let (d, b) = (dst.n(), base.n());
+        dynasm!(self.ops ; .arch x64 ; lea Rd(d), [Rq(b) + disp]);
+    }
+
     /// `[m] = [m] OP imm` on a 64-bit memory operand (sign-extended 32-bit immediate).
     pub fn emit_alu64_mem_imm(&mut self, op: Alu, m: Mem, imm: i32) {
         let (b, o) = (m.base.n(), m.disp);

@@ -86,6 +86,26 @@ pub struct ChainSite {
 /// preserve them).
 const CACHE_REGS: [Reg; 4] = [Reg::R12, Reg::R13, Reg::R14, Reg::R15];
 
+/// A guest register as an operand: x0, a host register caching it, or its slot in the hart.
+#[derive(Clone, Copy)]
+enum Operand {
+    Zero,
+    Reg(Reg),
+    Mem(Mem),
+}
+
+/// The x86 operation of a two-operand RISC-V ALU operation, if it is one.
+fn simple_alu(op: Op) -> Option<Alu> {
+    Some(match op {
+        Op::Add | Op::Addi => Alu::Add,
+        Op::Sub => Alu::Sub,
+        Op::And | Op::Andi => Alu::And,
+        Op::Or | Op::Ori => Alu::Or,
+        Op::Xor | Op::Xori => Alu::Xor,
+        _ => return None,
+    })
+}
+
 /// Code that runs only on a slow path, emitted after the block body.
 enum OutOfLine {
     /// A load that missed the TLB (or was misaligned): call the helper, then go on.
@@ -140,6 +160,9 @@ pub struct BlockCompiler<'a> {
     trap_exits: Vec<(u32, u32, Label)>,
     /// Per instruction index: the exit after a store that hit a code page.
     written_exits: Vec<(u32, u32, Label)>,
+    /// With a branch back to the block's own start: the label after the register loads that
+    /// the back edge jumps to, and the exit it takes when the budget or limit runs out.
+    self_loop: Option<(Label, Label)>,
 }
 
 /// What [`BlockCompiler::compile`] produced.
@@ -169,6 +192,7 @@ impl<'a> BlockCompiler<'a> {
             cached: [None; 32],
             dirty: 0,
             trap_exits: Vec::new(),
+            self_loop: None,
             written_exits: Vec::new(),
         }
     }
@@ -176,6 +200,14 @@ impl<'a> BlockCompiler<'a> {
     /// Compile `insns` (a whole block as the block builder made it).
     pub fn compile(mut self, insns: &[Insn]) -> Result<BlockCode, dynasmrt::DynasmError> {
         self.allocate_registers(insns);
+        if self.chaining && self.branches_to_start(insns) {
+            // The back edge keeps guest registers in host registers, so from here on every
+            // cached register may be newer than `hart.x`.
+            let (head, exit) = (self.e.label(), self.e.label());
+            self.e.bind(head);
+            self.self_loop = Some((head, exit));
+            self.dirty = self.cached_mask();
+        }
         let mut off = 0u32;
         let mut ended = false;
         let mut index = 0;
@@ -231,6 +263,26 @@ impl<'a> BlockCompiler<'a> {
         }
     }
 
+    /// Whether a direct branch or jump of the block leads back to its first instruction.
+    fn branches_to_start(&self, insns: &[Insn]) -> bool {
+        let mut pc = self.pc0;
+        insns.iter().any(|i| {
+            let target = pc.wrapping_add(i.imm as u32);
+            pc = pc.wrapping_add(i.len as u32);
+            matches!(
+                i.op,
+                Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu | Op::Jal
+            ) && target == self.pc0
+        })
+    }
+
+    /// The guest registers cached in host registers, as a mask.
+    fn cached_mask(&self) -> u32 {
+        (0..32)
+            .filter(|&r| self.cached[r].is_some())
+            .fold(0, |m, r| m | 1 << r)
+    }
+
     /// Emit stores of the cached registers in `mask` to `hart.x`.
     fn write_back(&mut self, mask: u32) {
         for r in 1..32 {
@@ -266,6 +318,26 @@ impl<'a> BlockCompiler<'a> {
         }
     }
 
+    /// Where guest register `r` can be read as an ALU operand.
+    fn operand(&self, r: u8) -> Operand {
+        if r == 0 {
+            Operand::Zero
+        } else if let Some(host) = self.cached[r as usize & 31] {
+            Operand::Reg(host)
+        } else {
+            Operand::Mem(xreg(r))
+        }
+    }
+
+    /// `dst = dst OP src`.
+    fn alu_with(&mut self, op: Alu, dst: Reg, src: Operand) {
+        match src {
+            Operand::Zero => self.e.emit_alu32_imm32(op, dst, 0),
+            Operand::Reg(r) => self.e.emit_alu32(op, dst, r),
+            Operand::Mem(m) => self.e.emit_alu32_mem(op, dst, m),
+        }
+    }
+
     /// `x[r] = src` (dropped for x0).
     fn set(&mut self, r: u8, src: Reg) {
         if r == 0 {
@@ -298,6 +370,20 @@ impl<'a> BlockCompiler<'a> {
     /// update pc and instret, then chain (budget and instruction limit permitting) straight to
     /// the target's code, or ask the dispatcher.
     fn exit_to(&mut self, target: u32, retired: u32) {
+        if let (Some((head, exit)), true) = (self.self_loop, target == self.pc0) {
+            // Back to the start of this block: guest registers stay in host registers and
+            // `hart.pc` already holds the target.
+            self.e
+                .emit_alu64_mem_imm(Alu::Add, hart_instret(), retired as i32);
+            self.e.emit_alu32_mem_imm(Alu::Sub, state_budget(), 1);
+            self.e.emit_jcc(Cond::Eq, exit);
+            self.e
+                .emit_load(Width::B64, false, Reg::Rax, hart_instret());
+            self.e.emit_cmp64_mem(Reg::Rax, state_limit());
+            self.e.emit_jcc(Cond::Geu, exit);
+            self.e.emit_jmp(head);
+            return;
+        }
         // Not `sync_before_call`: the other path of a branch still has them dirty.
         self.write_back(self.dirty);
         self.e.emit_store_imm32(hart_pc(), target);
@@ -566,13 +652,42 @@ impl<'a> BlockCompiler<'a> {
         use Op::*;
         let imm = i.imm as u32;
         let a = Reg::Rax;
-        if i.op == Addi && i.rs1 == i.rd {
-            if let Some(host) = self.cached[i.rd as usize & 31] {
-                self.e.emit_alu32_imm32(Alu::Add, host, imm);
+        if let Some(d) = self.cached[i.rd as usize & 31] {
+            // Straight into the host register caching rd.
+            let op = match i.op {
+                Bclri => Some((Alu::And, !(1u32 << (imm & 31)))),
+                Bseti => Some((Alu::Or, 1u32 << (imm & 31))),
+                Binvi => Some((Alu::Xor, 1u32 << (imm & 31))),
+                op => simple_alu(op).map(|alu| (alu, imm)),
+            };
+            let shift = match i.op {
+                Slli => Some(Shift::Shl),
+                Srli => Some(Shift::Shr),
+                Srai => Some(Shift::Sar),
+                Rori => Some(Shift::Ror),
+                _ => None,
+            };
+            if op.is_some() || shift.is_some() {
+                match (i.op, self.operand(i.rs1)) {
+                    (Addi, Operand::Reg(src)) if i.rs1 != i.rd => {
+                        self.e.emit_lea32(d, src, i.imm)
+                    }
+                    _ => {
+                        if i.rs1 != i.rd {
+                            self.get(d, i.rs1);
+                        }
+                        if let Some((alu, v)) = op {
+                            self.e.emit_alu32_imm32(alu, d, v);
+                        } else if let Some(sh) = shift {
+                            self.e.emit_shift32_imm(sh, d, imm as u8);
+                        }
+                    }
+                }
                 self.dirty |= 1 << (i.rd & 31);
-            } else {
-                self.e.emit_alu32_mem_imm(Alu::Add, xreg(i.rd), imm);
+                return;
             }
+        } else if i.op == Addi && i.rs1 == i.rd {
+            self.e.emit_alu32_mem_imm(Alu::Add, xreg(i.rd), imm);
             return;
         }
         self.get(a, i.rs1);
@@ -605,6 +720,25 @@ impl<'a> BlockCompiler<'a> {
     /// GEN_ALU_REG: `rd = rs1 OP rs2` (rd != x0). rs1 is in eax, rs2 in ecx.
     fn alu_reg(&mut self, i: &Insn) {
         use Op::*;
+        if let (Some(d), Some(op)) = (self.cached[i.rd as usize & 31], simple_alu(i.op)) {
+            // Straight into the host register caching rd.
+            if i.rd == i.rs1 {
+                self.alu_with(op, d, self.operand(i.rs2));
+            } else if i.rd == i.rs2 {
+                if op == Alu::Sub {
+                    // rd = rs1 - rd
+                    self.e.emit_unary32(Unary::Neg, d);
+                    self.alu_with(Alu::Add, d, self.operand(i.rs1));
+                } else {
+                    self.alu_with(op, d, self.operand(i.rs1));
+                }
+            } else {
+                self.get(d, i.rs1);
+                self.alu_with(op, d, self.operand(i.rs2));
+            }
+            self.dirty |= 1 << (i.rd & 31);
+            return;
+        }
         let (a, b) = (Reg::Rax, Reg::Rcx);
         self.get(a, i.rs1);
         self.get(b, i.rs2);
@@ -784,10 +918,14 @@ impl<'a> BlockCompiler<'a> {
     /// GEN_BRANCH: compare, then leave for the target or the next instruction.
     fn branch(&mut self, i: &Insn, pc: u32, index: u32) {
         use Op::*;
-        let (a, b) = (Reg::Rax, Reg::Rcx);
-        self.get(a, i.rs1);
-        self.get(b, i.rs2);
-        self.e.emit_cmp32(a, b);
+        let a = match self.operand(i.rs1) {
+            Operand::Reg(r) => r,
+            _ => {
+                self.get(Reg::Rax, i.rs1);
+                Reg::Rax
+            }
+        };
+        self.alu_with(Alu::Cmp, a, self.operand(i.rs2));
         let cond = match i.op {
             Beq => Cond::Eq,
             Bne => Cond::Ne,
@@ -819,9 +957,14 @@ impl<'a> BlockCompiler<'a> {
             self.e.emit_load_imm(va, imm as u32);
             return;
         }
-        self.get(va, rs1);
-        if imm != 0 {
-            self.e.emit_alu32_imm32(Alu::Add, va, imm as u32);
+        match self.operand(rs1) {
+            Operand::Reg(r) if imm != 0 => self.e.emit_lea32(va, r, imm),
+            _ => {
+                self.get(va, rs1);
+                if imm != 0 {
+                    self.e.emit_alu32_imm32(Alu::Add, va, imm as u32);
+                }
+            }
         }
     }
 
@@ -830,31 +973,32 @@ impl<'a> BlockCompiler<'a> {
     /// compare (the address keeps its low bits, which no tag has), so it costs nothing.
     fn tlb_check(&mut self, size: u32, write: bool, slow: Label) {
         let va = Reg::Rsi;
-        // rax = &hart + index * sizeof(TlbEntry)
-        self.e.emit_mov(Reg::Rax, va);
-        self.e.emit_shift32_imm(Shift::Shr, Reg::Rax, 12);
-        self.e
-            .emit_alu32_imm32(Alu::And, Reg::Rax, TLB_ENTRIES as u32 - 1);
-        let entry_size = std::mem::size_of::<TlbEntry>();
+        // rax = index * sizeof(TlbEntry): the entry is at hart + rax + the array's offset.
+        let entry_size = std::mem::size_of::<TlbEntry>() as u32;
         debug_assert!(entry_size.is_power_of_two());
+        self.e.emit_mov(Reg::Rax, va);
         self.e
-            .emit_shift32_imm(Shift::Shl, Reg::Rax, entry_size.trailing_zeros() as u8);
-        self.e.emit_add64(Reg::Rax, HART);
+            .emit_shift32_imm(Shift::Shr, Reg::Rax, 12 - entry_size.trailing_zeros() as u8);
+        self.e
+            .emit_alu32_imm32(Alu::And, Reg::Rax, (TLB_ENTRIES as u32 - 1) * entry_size);
         let arr = tlb_array(write);
         self.e.emit_mov(Reg::Rcx, va);
         self.e
             .emit_alu32_imm32(Alu::And, Reg::Rcx, !PAGE_MASK | (size - 1));
-        self.e.emit_alu32_mem(
-            Alu::Cmp,
+        self.e.emit_cmp32_indexed(
             Reg::Rcx,
-            Mem::at(Reg::Rax, arr + offset_of!(TlbEntry, tag) as i32),
+            HART,
+            Reg::Rax,
+            arr + offset_of!(TlbEntry, tag) as i32,
         );
         self.e.emit_jcc(Cond::Ne, slow);
-        self.e.emit_load(
+        self.e.emit_load_indexed(
             Width::B64,
             false,
             Reg::Rdx,
-            Mem::at(Reg::Rax, arr + offset_of!(TlbEntry, addend) as i32),
+            HART,
+            Reg::Rax,
+            arr + offset_of!(TlbEntry, addend) as i32,
         );
     }
 
@@ -1026,6 +1170,13 @@ impl<'a> BlockCompiler<'a> {
                     self.e.emit_jmp(written);
                 }
             }
+        }
+        if let Some((_, exit)) = self.self_loop {
+            // The loop's back edge ran out of budget (or hit the instruction limit).
+            self.e.bind(exit);
+            self.write_back(self.cached_mask());
+            self.e.emit_store_imm32(hart_pc(), self.pc0);
+            self.e.emit_jmp_abs(self.stubs.exit_next);
         }
         for (index, pc, l) in std::mem::take(&mut self.trap_exits) {
             // The faulting instruction did not retire: pc and instret name it. The helper
