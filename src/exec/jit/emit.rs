@@ -628,6 +628,207 @@ impl Emitter {
     }
 }
 
+/// Floating-point precision of an SSE operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prec {
+    Single,
+    Double,
+}
+
+/// Two-operand SSE arithmetic (`xmm = xmm OP [m]`; `Sqrt` ignores the old xmm value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FpArith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Sqrt,
+}
+
+/// Fused multiply-add forms: `xmm0 = ±(xmm0 * xmm1) ± xmm2`, rounded once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fma {
+    /// a*b + c
+    MulAdd,
+    /// a*b - c
+    MulSub,
+    /// -(a*b) + c
+    NegMulAdd,
+    /// -(a*b) - c
+    NegMulSub,
+}
+
+impl Emitter {
+    /// `xmm{x} = [m]` (the low single or double; 64-bit moves for doubles).
+    pub fn emit_fp_load(&mut self, p: Prec, x: u8, m: Mem) {
+        let (b, o) = (m.base.n(), m.disp);
+        match p {
+            Prec::Single => dynasm!(self.ops ; .arch x64 ; movss Rx(x), DWORD [Rq(b) + o]),
+            Prec::Double => dynasm!(self.ops ; .arch x64 ; movsd Rx(x), QWORD [Rq(b) + o]),
+        }
+    }
+
+    /// `[m] = xmm{x}` (its low single or double).
+    pub fn emit_fp_store(&mut self, p: Prec, m: Mem, x: u8) {
+        let (b, o) = (m.base.n(), m.disp);
+        match p {
+            Prec::Single => dynasm!(self.ops ; .arch x64 ; movss DWORD [Rq(b) + o], Rx(x)),
+            Prec::Double => dynasm!(self.ops ; .arch x64 ; movsd QWORD [Rq(b) + o], Rx(x)),
+        }
+    }
+
+    /// `xmm{x} = xmm{x} OP [m]` (for `Sqrt`: `sqrt([m])`), rounded by MXCSR.
+    pub fn emit_fp_arith(&mut self, op: FpArith, p: Prec, x: u8, m: Mem) {
+        let (b, o) = (m.base.n(), m.disp);
+        match (op, p) {
+            (FpArith::Add, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; addss Rx(x), DWORD [Rq(b) + o])
+            }
+            (FpArith::Add, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; addsd Rx(x), QWORD [Rq(b) + o])
+            }
+            (FpArith::Sub, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; subss Rx(x), DWORD [Rq(b) + o])
+            }
+            (FpArith::Sub, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; subsd Rx(x), QWORD [Rq(b) + o])
+            }
+            (FpArith::Mul, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; mulss Rx(x), DWORD [Rq(b) + o])
+            }
+            (FpArith::Mul, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; mulsd Rx(x), QWORD [Rq(b) + o])
+            }
+            (FpArith::Div, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; divss Rx(x), DWORD [Rq(b) + o])
+            }
+            (FpArith::Div, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; divsd Rx(x), QWORD [Rq(b) + o])
+            }
+            (FpArith::Sqrt, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; sqrtss Rx(x), DWORD [Rq(b) + o])
+            }
+            (FpArith::Sqrt, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; sqrtsd Rx(x), QWORD [Rq(b) + o])
+            }
+        }
+    }
+
+    /// `xmm0 = ±(xmm0 * xmm1) ± xmm2` (FMA3, one rounding).
+    pub fn emit_fma(&mut self, f: Fma, p: Prec) {
+        match (f, p) {
+            (Fma::MulAdd, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; vfmadd213ss xmm0, xmm1, xmm2)
+            }
+            (Fma::MulAdd, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; vfmadd213sd xmm0, xmm1, xmm2)
+            }
+            (Fma::MulSub, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; vfmsub213ss xmm0, xmm1, xmm2)
+            }
+            (Fma::MulSub, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; vfmsub213sd xmm0, xmm1, xmm2)
+            }
+            (Fma::NegMulAdd, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; vfnmadd213ss xmm0, xmm1, xmm2)
+            }
+            (Fma::NegMulAdd, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; vfnmadd213sd xmm0, xmm1, xmm2)
+            }
+            (Fma::NegMulSub, Prec::Single) => {
+                dynasm!(self.ops ; .arch x64 ; vfnmsub213ss xmm0, xmm1, xmm2)
+            }
+            (Fma::NegMulSub, Prec::Double) => {
+                dynasm!(self.ops ; .arch x64 ; vfnmsub213sd xmm0, xmm1, xmm2)
+            }
+        }
+    }
+
+    /// Compare xmm{a} with `[m]`, setting ZF/PF/CF like an unsigned compare (PF = unordered):
+    /// `quiet` (ucomis) signals invalid only for signalling NaNs, otherwise (comis) for any NaN.
+    pub fn emit_fp_compare(&mut self, p: Prec, quiet: bool, a: u8, m: Mem) {
+        let (b, o) = (m.base.n(), m.disp);
+        match (p, quiet) {
+            (Prec::Single, true) => {
+                dynasm!(self.ops ; .arch x64 ; ucomiss Rx(a), DWORD [Rq(b) + o])
+            }
+            (Prec::Double, true) => {
+                dynasm!(self.ops ; .arch x64 ; ucomisd Rx(a), QWORD [Rq(b) + o])
+            }
+            (Prec::Single, false) => {
+                dynasm!(self.ops ; .arch x64 ; comiss Rx(a), DWORD [Rq(b) + o])
+            }
+            (Prec::Double, false) => {
+                dynasm!(self.ops ; .arch x64 ; comisd Rx(a), QWORD [Rq(b) + o])
+            }
+        }
+    }
+
+    /// Jump to `l` if the last compare was unordered (a NaN: parity set).
+    pub fn emit_jump_if_unordered(&mut self, l: Label) {
+        dynasm!(self.ops ; .arch x64 ; jp =>l);
+    }
+
+    /// Whether xmm{x} holds a NaN, into the flags (PF), without signalling anything for the
+    /// quiet NaNs arithmetic produces.
+    pub fn emit_fp_test_nan(&mut self, p: Prec, x: u8) {
+        match p {
+            Prec::Single => dynasm!(self.ops ; .arch x64 ; ucomiss Rx(x), Rx(x)),
+            Prec::Double => dynasm!(self.ops ; .arch x64 ; ucomisd Rx(x), Rx(x)),
+        }
+    }
+
+    /// `xmm{x} = (double) dst32` (signed 32-bit integer in `src`; exact).
+    pub fn emit_cvt_i32_to_f64(&mut self, x: u8, src: Reg) {
+        dynasm!(self.ops ; .arch x64 ; cvtsi2sd Rx(x), Rd(src.n()));
+    }
+
+    /// `dst = (i32) xmm{x}` as a double, truncating (`truncate`) or rounded by MXCSR; out of
+    /// range and NaN give 0x8000_0000.
+    pub fn emit_cvt_f64_to_i32(&mut self, dst: Reg, x: u8, truncate: bool) {
+        if truncate {
+            dynasm!(self.ops ; .arch x64 ; cvttsd2si Rd(dst.n()), Rx(x));
+        } else {
+            dynasm!(self.ops ; .arch x64 ; cvtsd2si Rd(dst.n()), Rx(x));
+        }
+    }
+
+    /// `mxcsr = [m]`.
+    pub fn emit_ldmxcsr(&mut self, m: Mem) {
+        let (b, o) = (m.base.n(), m.disp);
+        dynasm!(self.ops ; .arch x64 ; ldmxcsr [Rq(b) + o]);
+    }
+
+    /// `[m] = mxcsr`.
+    pub fn emit_stmxcsr(&mut self, m: Mem) {
+        let (b, o) = (m.base.n(), m.disp);
+        dynasm!(self.ops ; .arch x64 ; stmxcsr [Rq(b) + o]);
+    }
+
+    /// `dst = [base + index]` for a byte, zero-extended (table lookups).
+    pub fn emit_load_byte_indexed(&mut self, dst: Reg, base: Reg, index: Reg) {
+        let (d, b, i) = (dst.n(), base.n(), index.n());
+        dynasm!(self.ops ; .arch x64 ; movzx Rd(d), BYTE [Rq(b) + Rq(i)]);
+    }
+
+    /// `[m] |= low byte of src`.
+    pub fn emit_or_byte_mem(&mut self, m: Mem, src: Reg) {
+        let (s, b, o) = (src.n(), m.base.n(), m.disp);
+        dynasm!(self.ops ; .arch x64 ; or BYTE [Rq(b) + o], Rb(s));
+    }
+
+    /// `cmp byte [m], imm`.
+    pub fn emit_cmp_byte_mem_imm(&mut self, m: Mem, imm: i8) {
+        let (b, o) = (m.base.n(), m.disp);
+        dynasm!(self.ops ; .arch x64 ; cmp BYTE [Rq(b) + o], imm);
+    }
+}
+
+/// Whether the host has FMA3 (fused multiply-add on SSE registers).
+pub fn has_fma() -> bool {
+    std::is_x86_feature_detected!("fma")
+}
+
 /// Redirect the patchable jump at host address `site` (made by [`Emitter::patchable_jmp`]) to
 /// host address `target`. `None` if the distance does not fit a rel32.
 pub fn jmp_rel32(site: usize, target: usize) -> Option<[u8; PATCHABLE_JMP_LEN]> {

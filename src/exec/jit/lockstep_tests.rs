@@ -409,6 +409,8 @@ fn random_block(rng: &mut Rng) -> Vec<u32> {
     for _ in 0..n {
         if rng.below(4) == 0 {
             random_pattern(rng, &mut words);
+        } else if rng.below(5) == 0 {
+            words.push(random_fp_insn(rng));
         } else {
             words.push(random_insn(rng));
         }
@@ -466,6 +468,7 @@ fn random_block(rng: &mut Rng) -> Vec<u32> {
 struct Outcome {
     x: [u32; 32],
     f: [u64; 32],
+    fflags: u8,
     mstatus: u32,
     code: Vec<u8>,
     pc: u32,
@@ -476,7 +479,77 @@ struct Outcome {
 }
 
 fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned: bool) -> Outcome {
-    run_with_fp(tier, ALL_PASSES, code, regs, data, allow_misaligned, false)
+    let fp = FpSetup {
+        on: false,
+        f: [0; 32],
+        frm: 0,
+    };
+    run_with_fp(tier, ALL_PASSES, code, regs, data, allow_misaligned, &fp)
+}
+
+/// The FP unit's state at the start of a run.
+struct FpSetup {
+    /// mstatus.FS = Initial (else Off: every FP instruction is illegal).
+    on: bool,
+    f: [u64; 32],
+    frm: u8,
+}
+
+/// FP register values worth hitting: signed zeros, tiny and huge values, infinities, quiet
+/// and signalling NaNs, as doubles and as boxed (and badly boxed) singles.
+const F_VALUES: &[u64] = &[
+    0x0000_0000_0000_0000,
+    0x8000_0000_0000_0000,
+    0x3ff0_0000_0000_0000, // 1.0
+    0xbff8_0000_0000_0000, // -1.5
+    0x4009_21fb_5444_2d18, // pi
+    0x0000_0000_0000_0001, // smallest subnormal
+    0x0010_0000_0000_0000, // smallest normal
+    0x7fef_ffff_ffff_ffff, // largest finite
+    0x7ff0_0000_0000_0000, // inf
+    0xfff0_0000_0000_0000, // -inf
+    0x7ff8_0000_0000_0000, // canonical qNaN
+    0x7ff0_0000_0000_0001, // sNaN
+    0x41e0_0000_0000_0000, // 2^31
+    0xc1e0_0000_0000_0000, // -2^31
+    0x3fe0_0000_0000_0000, // 0.5
+    0xffff_ffff_3f80_0000, // 1.0f
+    0xffff_ffff_bfc0_0000, // -1.5f
+    0xffff_ffff_0000_0001, // subnormal single
+    0xffff_ffff_7f7f_ffff, // FLT_MAX
+    0xffff_ffff_7f80_0000, // inf f
+    0xffff_ffff_7fc0_0000, // qNaN f
+    0xffff_ffff_7f80_0001, // sNaN f
+    0xffff_ffff_4f00_0000, // 2^31 f
+    0x0000_0000_3f80_0000, // badly boxed 1.0f
+    0xffff_ffff_0080_0000, // smallest normal single
+];
+
+/// A random F/D computation (OP-FP or a fused multiply-add) in single or double.
+fn random_fp_insn(rng: &mut Rng) -> u32 {
+    let reg = |rng: &mut Rng| rng.below(32);
+    let (rd, rs1, rs2, rs3) = (reg(rng), reg(rng), reg(rng), reg(rng));
+    let fmt = rng.below(2);
+    let rm = rng.pick(&[0, 7, 7, 7, 1, 2, 3, 4]);
+    if rng.below(4) == 0 {
+        let opcode = rng.pick(&[0x43, 0x47, 0x4b, 0x4f]);
+        return rs3 << 27 | fmt << 25 | rs2 << 20 | rs1 << 15 | rm << 12 | rd << 7 | opcode;
+    }
+    let (funct7, rs2, funct3) = match rng.below(12) {
+        0 => (fmt, rs2, rm),
+        1 => (0x04 | fmt, rs2, rm),
+        2 => (0x08 | fmt, rs2, rm),
+        3 => (0x0c | fmt, rs2, rm),
+        4 => (0x2c | fmt, 0, rm),
+        5 => (0x10 | fmt, rs2, rng.below(3)),
+        6 => (0x50 | fmt, rs2, rng.below(3)),
+        7 => (0x60 | fmt, rng.below(2), rm),
+        8 => (0x68 | fmt, rng.below(2), rm),
+        9 => (0x70, 0, 0),
+        10 => (0x78, 0, 0),
+        _ => (0x20 | fmt, 1 - fmt, rm),
+    };
+    r_type(funct7, rs2, rs1, funct3, rd, 0x53)
 }
 
 const ALL_PASSES: IrOptions = IrOptions {
@@ -496,16 +569,15 @@ fn run_with_fp(
     regs: &[u32; 32],
     data: &[u8],
     allow_misaligned: bool,
-    fp_on: bool,
+    fp: &FpSetup,
 ) -> Outcome {
     let mut plat = TestPlatform::new(code, data, allow_misaligned);
     let mut hart = Hart::new();
     hart.x = *regs;
     hart.x[0] = 0;
-    for (i, f) in hart.f.iter_mut().enumerate() {
-        *f = (regs[i] as u64) << 32 | regs[31 - i] as u64;
-    }
-    if fp_on {
+    hart.f = fp.f;
+    hart.frm = fp.frm;
+    if fp.on {
         hart.csr.mstatus |= crate::cpu::csr::MSTATUS_FS_INITIAL;
     }
     hart.pc = CODE_BASE;
@@ -518,6 +590,7 @@ fn run_with_fp(
     Outcome {
         x: hart.x,
         f: hart.f,
+        fflags: hart.fflags,
         mstatus: hart.csr.mstatus,
         code: plat.code[plat.code_at..plat.code_at + CODE_SIZE].to_vec(),
         pc: hart.pc,
@@ -529,9 +602,45 @@ fn run_with_fp(
     }
 }
 
+/// A floating-point value near a limit of its format (tiny, subnormal, huge, around 1),
+/// as a double or a boxed single, with a random mantissa.
+fn near_limit_float(rng: &mut Rng) -> u64 {
+    let sign = rng.below(2) as u64;
+    let mantissa = rng.next();
+    if rng.below(2) == 0 {
+        let exp = rng.pick(&[0u64, 1, 2, 3, 0x34, 0x35, 0x36, 0x3fe, 0x3ff, 0x7fd, 0x7fe]);
+        sign << 63 | exp << 52 | mantissa & ((1 << 52) - 1)
+    } else {
+        let exp = rng.pick(&[0u64, 1, 2, 3, 0x17, 0x18, 0x19, 0x7e, 0x7f, 0xfd, 0xfe]);
+        0xffff_ffff_0000_0000 | sign << 31 | exp << 23 | mantissa & ((1 << 23) - 1)
+    }
+}
+
+/// What a case's block is made of.
+#[derive(Clone, Copy, PartialEq)]
+enum CaseKind {
+    /// Everything [`random_block`] makes.
+    Mixed,
+    /// Only F/D computations on operands near the limits of their format (underflow,
+    /// overflow, rounding near subnormals), then an ecall.
+    FloatLimits,
+}
+
 fn check_case(seed: u64) {
+    check_case_of(seed, CaseKind::Mixed)
+}
+
+fn check_case_of(seed: u64, kind: CaseKind) {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let words = random_block(&mut rng);
+    let words = match kind {
+        CaseKind::Mixed => random_block(&mut rng),
+        CaseKind::FloatLimits => {
+            let n = 1 + rng.below(12);
+            let mut w: Vec<u32> = (0..n).map(|_| random_fp_insn(&mut rng)).collect();
+            w.push(0x0000_0073);
+            w
+        }
+    };
     for &w in &words {
         assert_ne!(
             decode(w).op,
@@ -550,7 +659,19 @@ fn check_case(seed: u64) {
     }
     let data: Vec<u8> = (0..DATA_PAGES * 4096).map(|_| rng.next() as u8).collect();
     let allow_misaligned = rng.below(4) == 0;
-    let fp_on = rng.below(4) != 0;
+    let mut f = [0u64; 32];
+    for v in f.iter_mut() {
+        *v = match (kind, rng.below(3)) {
+            (CaseKind::FloatLimits, _) => near_limit_float(&mut rng),
+            (_, 0) => rng.next(),
+            _ => rng.pick(F_VALUES),
+        };
+    }
+    let fp = FpSetup {
+        on: kind == CaseKind::FloatLimits || rng.below(4) != 0,
+        f,
+        frm: rng.pick(&[0, 0, 0, 1, 2, 3, 4, 5]),
+    };
     // The reference: the interpreter on the unoptimised block. Every tier, with the block
     // optimiser's passes on and off, must match it.
     let interp = run_with_fp(
@@ -560,14 +681,14 @@ fn check_case(seed: u64) {
         &regs,
         &data,
         allow_misaligned,
-        fp_on,
+        &fp,
     );
     for (tier, ir, name) in [
         (Tier::Interp, ALL_PASSES, "the optimised interpreter"),
         (Tier::T1, ALL_PASSES, "tier 1"),
         (Tier::T1, NO_PASSES, "tier 1 without block passes"),
     ] {
-        let t1 = run_with_fp(tier, ir, &code, &regs, &data, allow_misaligned, fp_on);
+        let t1 = run_with_fp(tier, ir, &code, &regs, &data, allow_misaligned, &fp);
         if interp == t1 {
             continue;
         }
@@ -582,7 +703,8 @@ fn check_case(seed: u64) {
         panic!(
             "seed {seed}: {name} diverges from the interpreter\nblock:\n{}\nregisters in: {regs:x?}\n\
              differing registers: {regs_diff:?}\npc {:#x} vs {:#x}, instret {} vs {}, trap {:x?} vs {:x?}, \
-             data equal: {}, mmio {:x?} vs {:x?}, f equal: {}, mstatus {:#x} vs {:#x}",
+             data equal: {}, mmio {:x?} vs {:x?}, f equal: {}, fflags {:#x} vs {:#x}, mstatus {:#x} vs {:#x}\n\
+             f in: {:x?}\nf out: {:x?}\nvs     {:x?}",
             listing.join("\n"),
             interp.pc,
             t1.pc,
@@ -594,8 +716,13 @@ fn check_case(seed: u64) {
             interp.mmio_writes,
             t1.mmio_writes,
             interp.f == t1.f,
+            interp.fflags,
+            t1.fflags,
             interp.mstatus,
             t1.mstatus,
+            fp.f,
+            interp.f,
+            t1.f,
         );
     }
 }
@@ -608,6 +735,17 @@ fn tier1_matches_interpreter_on_random_blocks() {
         .unwrap_or(3000);
     for seed in 0..cases {
         check_case(seed);
+    }
+}
+
+#[test]
+fn native_floating_point_matches_softfloat_near_format_limits() {
+    let cases: u64 = std::env::var("RV32VM_LOCKSTEP_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    for seed in 0..cases {
+        check_case_of(seed, CaseKind::FloatLimits);
     }
 }
 

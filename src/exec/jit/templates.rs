@@ -14,6 +14,8 @@
 //! instruction itself and its pc (blocks are compiled for one entry pc; see
 //! [`super::Compiled::pc`]).
 
+mod fp;
+
 use std::mem::offset_of;
 
 use super::emit::{Alu, BitOp, Cond, Emitter, Label, Mem, Reg, Shift, Unary, Width};
@@ -112,6 +114,8 @@ enum OutOfLine {
     Load {
         /// Cached guest registers to write back before the call.
         dirty: u32,
+        /// MXCSR holds native FP flags to fold into `fflags` around the call.
+        fp_live: bool,
         entry: Label,
         resume: Label,
         helper: usize,
@@ -122,15 +126,25 @@ enum OutOfLine {
     /// does all of it.
     FpMem {
         dirty: u32,
+        fp_live: bool,
         entry: Label,
         resume: Label,
         insn: Insn,
         trap: Label,
         written: Label,
     },
+    /// A native FP operation's slow path: the helper runs it.
+    FpOp {
+        dirty: u32,
+        entry: Label,
+        resume: Label,
+        insn: Insn,
+        trap: Label,
+    },
     /// A store that missed the TLB (or was misaligned).
     Store {
         dirty: u32,
+        fp_live: bool,
         entry: Label,
         resume: Label,
         helper: usize,
@@ -163,6 +177,14 @@ pub struct BlockCompiler<'a> {
     /// With a branch back to the block's own start: the label after the register loads that
     /// the back edge jumps to, and the exit it takes when the budget or limit runs out.
     self_loop: Option<(Label, Label)>,
+    /// MXCSR may hold flags of native FP operations not yet folded into `fflags`.
+    fp_live: bool,
+    /// mstatus.FS was checked (on) on every path from here.
+    fp_enabled_checked: bool,
+    /// mstatus.FS was marked dirty on every path from here.
+    fp_dirty_marked: bool,
+    /// The host has FMA3.
+    fma: bool,
 }
 
 /// What [`BlockCompiler::compile`] produced.
@@ -193,6 +215,10 @@ impl<'a> BlockCompiler<'a> {
             dirty: 0,
             trap_exits: Vec::new(),
             self_loop: None,
+            fp_live: false,
+            fp_enabled_checked: false,
+            fp_dirty_marked: false,
+            fma: super::emit::has_fma(),
             written_exits: Vec::new(),
         }
     }
@@ -230,6 +256,7 @@ impl<'a> BlockCompiler<'a> {
         }
         if !ended {
             // Ran off the end (instruction limit or page end): continue at the next pc.
+            self.fp_flush();
             let n = insns.len() as u32;
             self.exit_to(self.pc0.wrapping_add(off), n);
         }
@@ -296,6 +323,7 @@ impl<'a> BlockCompiler<'a> {
 
     /// Before a helper that sees guest state: `hart.x` becomes exact.
     fn sync_before_call(&mut self) {
+        self.fp_flush();
         self.write_back(self.dirty);
         self.dirty = 0;
     }
@@ -497,17 +525,20 @@ impl<'a> BlockCompiler<'a> {
                 return true;
             }
             Jal => {
+                self.fp_flush();
                 self.set_imm(i.rd, next_pc);
                 self.exit_to(pc.wrapping_add(i.imm as u32), index + 1);
                 return true;
             }
             Jalr if i.rs1 == 0 => {
+                self.fp_flush();
                 // An absolute target (constant folding made the base x0): chainable.
                 self.set_imm(i.rd, next_pc);
                 self.exit_to(i.imm as u32 & !1, index + 1);
                 return true;
             }
             Jalr => {
+                self.fp_flush();
                 self.get(Reg::Rax, i.rs1);
                 self.e.emit_alu32_imm32(Alu::Add, Reg::Rax, i.imm as u32);
                 self.e.emit_alu32_imm32(Alu::And, Reg::Rax, !1);
@@ -531,7 +562,11 @@ impl<'a> BlockCompiler<'a> {
             | FltS | FleS | FclassS | FcvtSW | FcvtSWu | FmvWX | FmaddD | FmsubD | FnmsubD
             | FnmaddD | FaddD | FsubD | FmulD | FdivD | FsqrtD | FsgnjD | FsgnjnD | FsgnjxD
             | FminD | FmaxD | FcvtSD | FcvtDS | FeqD | FltD | FleD | FclassD | FcvtWD | FcvtWuD
-            | FcvtDW | FcvtDWu => self.call_insn_helper(i, pc, index, self.helpers.fp, false),
+            | FcvtDW | FcvtDWu => {
+                if !self.fp_native(i, pc, index) {
+                    self.call_insn_helper(i, pc, index, self.helpers.fp, false)
+                }
+            }
             Illegal | FenceI | Ecall | Ebreak | Mret | Sret | Wfi | SfenceVma | Csrrw | Csrrs
             | Csrrc | Csrrwi | Csrrsi | Csrrci => {
                 // The helper does everything the interpreter does, pc and instret included,
@@ -562,6 +597,7 @@ impl<'a> BlockCompiler<'a> {
             Fusion::AuipcJalr => {
                 // A pc-relative call: the target is a constant, so the exit can be chained.
                 let jalr = &unit[1];
+                self.fp_flush();
                 let t = pc.wrapping_add(head.imm as u32);
                 self.set_imm(head.rd, t);
                 let jalr_pc = pc.wrapping_add(head.len as u32);
@@ -669,9 +705,7 @@ impl<'a> BlockCompiler<'a> {
             };
             if op.is_some() || shift.is_some() {
                 match (i.op, self.operand(i.rs1)) {
-                    (Addi, Operand::Reg(src)) if i.rs1 != i.rd => {
-                        self.e.emit_lea32(d, src, i.imm)
-                    }
+                    (Addi, Operand::Reg(src)) if i.rs1 != i.rd => self.e.emit_lea32(d, src, i.imm),
                     _ => {
                         if i.rs1 != i.rd {
                             self.get(d, i.rs1);
@@ -918,6 +952,8 @@ impl<'a> BlockCompiler<'a> {
     /// GEN_BRANCH: compare, then leave for the target or the next instruction.
     fn branch(&mut self, i: &Insn, pc: u32, index: u32) {
         use Op::*;
+        // Both exits leave the block: native FP flags go to fflags first.
+        self.fp_flush();
         let a = match self.operand(i.rs1) {
             Operand::Reg(r) => r,
             _ => {
@@ -1021,6 +1057,7 @@ impl<'a> BlockCompiler<'a> {
         let trap = self.trap_exit(index, pc);
         self.ool.push(OutOfLine::Load {
             dirty: self.dirty,
+            fp_live: self.fp_live,
             entry: slow,
             resume,
             helper,
@@ -1048,6 +1085,7 @@ impl<'a> BlockCompiler<'a> {
         // The slow path re-reads rs2 from the hart (the fast path clobbered rcx).
         self.ool.push(OutOfLine::Store {
             dirty: self.dirty,
+            fp_live: self.fp_live,
             entry: slow,
             resume,
             helper,
@@ -1091,6 +1129,7 @@ impl<'a> BlockCompiler<'a> {
         let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
         self.ool.push(OutOfLine::FpMem {
             dirty: self.dirty,
+            fp_live: self.fp_live,
             entry: slow,
             resume,
             insn: *i,
@@ -1099,12 +1138,28 @@ impl<'a> BlockCompiler<'a> {
         });
     }
 
+    /// After a helper returned a status in eax: go back to `resume` if it is 0 (with a clean
+    /// MXCSR again if native FP flags were being collected); otherwise fall through.
+    fn resume_if_ok(&mut self, resume: Label, fp_live: bool) {
+        self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
+        if fp_live {
+            let failed = self.e.label();
+            self.e.emit_jcc(Cond::Ne, failed);
+            self.emit_mxcsr_clear();
+            self.e.emit_jmp(resume);
+            self.e.bind(failed);
+        } else {
+            self.e.emit_jcc(Cond::Eq, resume);
+        }
+    }
+
     /// Emit the slow paths and the exits collected while compiling the body.
     fn emit_out_of_line(&mut self) {
         for item in std::mem::take(&mut self.ool) {
             match item {
                 OutOfLine::Load {
                     dirty,
+                    fp_live,
                     entry,
                     resume,
                     helper,
@@ -1113,6 +1168,9 @@ impl<'a> BlockCompiler<'a> {
                 } => {
                     self.e.bind(entry);
                     self.write_back(dirty);
+                    if fp_live {
+                        self.emit_mxcsr_fold();
+                    }
                     // helper(hart, ctx, va) -> (status << 32) | value
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
                     self.helper_args();
@@ -1125,10 +1183,26 @@ impl<'a> BlockCompiler<'a> {
                         Op::Lh => self.e.emit_unary32(Unary::Sext16, Reg::Rax),
                         _ => {}
                     }
+                    if fp_live {
+                        self.emit_mxcsr_clear();
+                    }
+                    self.e.emit_jmp(resume);
+                }
+                OutOfLine::FpOp {
+                    dirty,
+                    entry,
+                    resume,
+                    insn,
+                    trap,
+                } => {
+                    self.e.bind(entry);
+                    self.write_back(dirty);
+                    self.emit_fp_slow_path(&insn, trap);
                     self.e.emit_jmp(resume);
                 }
                 OutOfLine::FpMem {
                     dirty,
+                    fp_live,
                     entry,
                     resume,
                     insn,
@@ -1137,18 +1211,21 @@ impl<'a> BlockCompiler<'a> {
                 } => {
                     self.e.bind(entry);
                     self.write_back(dirty);
+                    if fp_live {
+                        self.emit_mxcsr_fold();
+                    }
                     // helper(hart, ctx, insn) -> status
                     self.helper_args();
                     self.insn_arg(&insn);
                     self.e.emit_call(self.helpers.fp_mem);
-                    self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
-                    self.e.emit_jcc(Cond::Eq, resume);
+                    self.resume_if_ok(resume, fp_live);
                     self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
                     self.e.emit_jcc(Cond::Eq, trap);
                     self.e.emit_jmp(written);
                 }
                 OutOfLine::Store {
                     dirty,
+                    fp_live,
                     entry,
                     resume,
                     helper,
@@ -1158,13 +1235,15 @@ impl<'a> BlockCompiler<'a> {
                 } => {
                     self.e.bind(entry);
                     self.write_back(dirty);
+                    if fp_live {
+                        self.emit_mxcsr_fold();
+                    }
                     // helper(hart, ctx, va, value) -> status
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
                     self.get(Reg::Rcx, rs2);
                     self.helper_args();
                     self.e.emit_call(helper);
-                    self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
-                    self.e.emit_jcc(Cond::Eq, resume);
+                    self.resume_if_ok(resume, fp_live);
                     self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
                     self.e.emit_jcc(Cond::Eq, trap);
                     self.e.emit_jmp(written);
