@@ -61,6 +61,21 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         s.blocks_invalidated
     );
     let _ = writeln!(out, "  code flushes          {}", s.code_flushes);
+    use isa::Fusion;
+    let kinds = [
+        (Fusion::LuiAddi, "lui+addi"),
+        (Fusion::AuipcAddi, "auipc+addi"),
+        (Fusion::AuipcJalr, "auipc+jalr"),
+        (Fusion::ShiftMask, "slli+srli"),
+        (Fusion::LwRun, "lw runs"),
+        (Fusion::SwRun, "sw runs"),
+        (Fusion::CmpBranch, "alu+branch"),
+    ];
+    let fused: Vec<String> = kinds
+        .iter()
+        .map(|&(k, name)| format!("{name} {}", s.fused_units[k as usize]))
+        .collect();
+    let _ = writeln!(out, "  fused units built     {}", fused.join(", "));
     let _ = writeln!(out, "  traps                 {}", s.traps);
     let causes: Vec<String> = s
         .trap_causes

@@ -92,6 +92,8 @@ impl EngineConfig {
 #[derive(Clone, Debug, Default)]
 pub struct EngineStats {
     pub blocks_built: u64,
+    /// Fused units in the blocks built, by [`crate::isa::Fusion`] kind (index = its value).
+    pub fused_units: [u64; FUSION_KINDS],
     pub blocks_run: u64,
     pub code_flushes: u64,
     /// Blocks dropped because a store changed their page.
@@ -113,6 +115,10 @@ pub struct EngineStats {
     /// Tier-1 compiler counters.
     pub jit: jit::JitStats,
 }
+
+/// Number of [`crate::isa::Fusion`] values (for per-kind statistics).
+pub const FUSION_KINDS: usize = 8;
+const _: () = assert!(crate::isa::Fusion::CmpBranch as usize + 1 == FUSION_KINDS);
 
 /// Why blocks returned to the run loop (for `--stats`).
 #[derive(Clone, Debug, Default)]
@@ -244,6 +250,9 @@ impl Engine {
                 Some(&idx) => idx,
                 None => {
                     let b = block::build(hart, plat, pc, host, self.config.ir)?;
+                    for slot in b.slots.iter() {
+                        self.stats.fused_units[slot.insn.fusion as usize % FUSION_KINDS] += 1;
+                    }
                     let idx = self.blocks.len() as u32;
                     // Its pages now hold code: stores to them must take the slow path.
                     for h in std::iter::once(host).chain(b.straddle) {
