@@ -928,61 +928,55 @@ unsafe fn fused_auipc_jalr<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *co
     leave::<P>(hart, ctx, j, target)
 }
 
-/// Guest address of the access in slot `s` off `base`, and whether every access of the
-/// `n`-slot run from `slot` is aligned and in the page of the first one.
+/// For a `lw`/`sw` run headed by `slot`: its length, base value and the host address of the
+/// page all its accesses fall in, when every access is aligned in one page that the TLB maps
+/// for `access`; `None` when the run must go one by one.
 #[inline(always)]
-unsafe fn run_fits(slot: *const Slot, n: usize, base: u32) -> (u32, bool) {
+unsafe fn run_page(hart: &Hart, slot: *const Slot, access: Access) -> Option<(usize, u32, usize)> {
+    let n = (*slot).insn.rs3 as usize + 1;
+    let base = x(hart, (*slot).insn.rs1);
     let va0 = base.wrapping_add((*slot).insn.imm as u32);
     let mut fits = true;
     for k in 0..n {
         let va = base.wrapping_add((*slot.add(k)).insn.imm as u32);
         fits &= va & 3 == 0 && (va ^ va0) & !PAGE_MASK == 0;
     }
-    (va0, fits)
+    if !fits {
+        return None;
+    }
+    let host0 = hart.tlb.lookup(va0, access)?;
+    Some((n, base, host0 - (va0 & PAGE_MASK) as usize))
 }
 
 /// A run of `lw` off one base: one translation when all are aligned in one page; otherwise
 /// (or on a TLB miss) they run one by one, with precise traps.
 unsafe fn fused_lw_run<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
-    let n = (*slot).insn.rs3 as usize + 1;
-    let base = x(hart, (*slot).insn.rs1);
-    let (va0, fits) = run_fits(slot, n, base);
-    if fits {
-        if let Some(host0) = hart.tlb.lookup(va0, Access::Read) {
-            let page = host0 - (va0 & PAGE_MASK) as usize;
-            for k in 0..n {
-                let i = &(*slot.add(k)).insn;
-                let host = page + (base.wrapping_add(i.imm as u32) & PAGE_MASK) as usize;
-                // SAFETY: a TLB read entry maps the whole guest RAM page of `va0` to valid host
-                // memory, and every access of the run is aligned inside that page.
-                let v = std::ptr::read_unaligned(host as *const u32);
-                hart.set_reg(i.rd, v);
-            }
-            return next_after(hart, ctx, slot, n);
-        }
+    let Some((n, base, page)) = run_page(hart, slot, Access::Read) else {
+        return op_lw::<P>(hart, ctx, slot);
+    };
+    for k in 0..n {
+        let i = &(*slot.add(k)).insn;
+        let host = page + (base.wrapping_add(i.imm as u32) & PAGE_MASK) as usize;
+        // SAFETY: a TLB read entry maps the whole guest RAM page to valid host memory, and
+        // every access of the run is aligned inside that page (`run_page`).
+        hart.set_reg(i.rd, std::ptr::read_unaligned(host as *const u32));
     }
-    op_lw::<P>(hart, ctx, slot)
+    next_after(hart, ctx, slot, n)
 }
 
 /// A run of `sw` off one base, like [`fused_lw_run`] (pages holding code have no write TLB
 /// entries, so a run that hits code always goes one by one).
 unsafe fn fused_sw_run<P: Platform>(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
-    let n = (*slot).insn.rs3 as usize + 1;
-    let base = x(hart, (*slot).insn.rs1);
-    let (va0, fits) = run_fits(slot, n, base);
-    if fits {
-        if let Some(host0) = hart.tlb.lookup(va0, Access::Write) {
-            let page = host0 - (va0 & PAGE_MASK) as usize;
-            for k in 0..n {
-                let i = &(*slot.add(k)).insn;
-                let host = page + (base.wrapping_add(i.imm as u32) & PAGE_MASK) as usize;
-                // SAFETY: as in `fused_lw_run`; write entries exist only for writable RAM.
-                std::ptr::write_unaligned(host as *mut u32, x(hart, i.rs2));
-            }
-            return next_after(hart, ctx, slot, n);
-        }
+    let Some((n, base, page)) = run_page(hart, slot, Access::Write) else {
+        return op_sw::<P>(hart, ctx, slot);
+    };
+    for k in 0..n {
+        let i = &(*slot.add(k)).insn;
+        let host = page + (base.wrapping_add(i.imm as u32) & PAGE_MASK) as usize;
+        // SAFETY: as in `fused_lw_run`; write entries exist only for writable RAM.
+        std::ptr::write_unaligned(host as *mut u32, x(hart, i.rs2));
     }
-    op_sw::<P>(hart, ctx, slot)
+    next_after(hart, ctx, slot, n)
 }
 
 /// An ALU operation and the branch that ends the block on its result.

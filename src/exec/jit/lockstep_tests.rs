@@ -727,24 +727,24 @@ fn check_case_of(seed: u64, kind: CaseKind) {
     }
 }
 
-#[test]
-fn tier1_matches_interpreter_on_random_blocks() {
-    let cases: u64 = std::env::var("RV32VM_LOCKSTEP_CASES")
+/// Cases per randomized test: `RV32VM_LOCKSTEP_CASES`, or 3000.
+fn lockstep_cases() -> u64 {
+    std::env::var("RV32VM_LOCKSTEP_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3000);
-    for seed in 0..cases {
+        .unwrap_or(3000)
+}
+
+#[test]
+fn tier1_matches_interpreter_on_random_blocks() {
+    for seed in 0..lockstep_cases() {
         check_case(seed);
     }
 }
 
 #[test]
 fn native_floating_point_matches_softfloat_near_format_limits() {
-    let cases: u64 = std::env::var("RV32VM_LOCKSTEP_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3000);
-    for seed in 0..cases {
+    for seed in 0..lockstep_cases() {
         check_case_of(seed, CaseKind::FloatLimits);
     }
 }
