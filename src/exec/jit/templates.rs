@@ -84,9 +84,24 @@ pub struct ChainSite {
     pub target: u32,
 }
 
-/// Host registers that cache guest registers within a block (callee-saved, so helper calls
-/// preserve them).
-const CACHE_REGS: [Reg; 4] = [Reg::R12, Reg::R13, Reg::R14, Reg::R15];
+/// Host registers that cache guest registers within a block, most used guest register first:
+/// the callee-saved ones (helper calls preserve them), then caller-saved ones (spilled before and
+/// reloaded after every call, which only slow paths and rare instructions make).
+const CACHE_REGS: [Reg; 8] = [
+    Reg::R12,
+    Reg::R13,
+    Reg::R14,
+    Reg::R15,
+    Reg::R8,
+    Reg::R9,
+    Reg::R10,
+    Reg::R11,
+];
+
+/// Whether a call clobbers host register `r` (System V).
+fn caller_saved(r: Reg) -> bool {
+    matches!(r, Reg::R8 | Reg::R9 | Reg::R10 | Reg::R11)
+}
 
 /// A guest register as an operand: x0, a host register caching it, or its slot in the hart.
 #[derive(Clone, Copy)]
@@ -225,8 +240,9 @@ impl<'a> BlockCompiler<'a> {
 
     /// Compile `insns` (a whole block as the block builder made it).
     pub fn compile(mut self, insns: &[Insn]) -> Result<BlockCode, dynasmrt::DynasmError> {
-        self.allocate_registers(insns);
-        if self.chaining && self.branches_to_start(insns) {
+        let self_loop = self.chaining && self.branches_to_start(insns);
+        self.allocate_registers(insns, self_loop);
+        if self_loop {
             // The back edge keeps guest registers in host registers, so from here on every
             // cached register may be newer than `hart.x`.
             let (head, exit) = (self.e.label(), self.e.label());
@@ -271,13 +287,27 @@ impl<'a> BlockCompiler<'a> {
     // ----- guest registers -----
 
     /// Register allocation: the guest registers used most in the block (at least twice) live
-    /// in [`CACHE_REGS`] for the whole block, loaded at entry and written back (when changed)
-    /// before every helper call that can see guest state and at every exit.
-    fn allocate_registers(&mut self, insns: &[Insn]) {
+    /// in [`CACHE_REGS`] for the whole block, loaded at entry (unless the block's first mention
+    /// of one writes it, and no back edge can reach the entry with it live) and written back
+    /// (when changed) before every helper call that can see guest state and at every exit.
+    fn allocate_registers(&mut self, insns: &[Insn], self_loop: bool) {
         let mut uses = [0u32; 32];
+        // Guest registers whose first mention (in any operand field) is as the destination of
+        // an operation that writes an integer rd without reading it.
+        let mut written_first = 0u32;
+        let mut mentioned = 0u32;
         for i in insns {
+            let fields = [i.rd, i.rs1, i.rs2, i.rs3];
             for r in [i.rd, i.rs1, i.rs2] {
                 uses[r as usize & 31] += 1;
+            }
+            let rd = 1u32 << (i.rd & 31);
+            let reads = fields[1..].iter().fold(0u32, |m, &r| m | 1 << (r & 31));
+            if writes_int_rd_only(i) && mentioned & rd == 0 && reads & rd == 0 {
+                written_first |= rd;
+            }
+            for r in fields {
+                mentioned |= 1 << (r & 31);
             }
         }
         uses[0] = 0;
@@ -286,8 +316,37 @@ impl<'a> BlockCompiler<'a> {
         order.sort_by_key(|&r| (std::cmp::Reverse(uses[r]), r));
         for (&r, &host) in order.iter().zip(CACHE_REGS.iter()) {
             self.cached[r] = Some(host);
-            self.e.emit_load(Width::B32, false, host, xreg(r as u8));
+            if self_loop || written_first & (1 << r) == 0 {
+                self.e.emit_load(Width::B32, false, host, xreg(r as u8));
+            }
         }
+    }
+
+    /// Before a call that does not see guest state (pure helpers): write back the changed
+    /// guest registers cached in caller-saved host registers.
+    fn spill_caller_saved(&mut self) {
+        let mask = self.caller_saved_mask();
+        self.write_back(self.dirty & mask);
+        self.dirty &= !mask;
+    }
+
+    /// After any call: reload the guest registers cached in caller-saved host registers (the
+    /// call clobbered them; `hart.x` holds their values). Leaves rax and the flags alone.
+    fn reload_caller_saved(&mut self) {
+        for r in 1..32 {
+            if let Some(host) = self.cached[r] {
+                if caller_saved(host) {
+                    self.e.emit_load(Width::B32, false, host, xreg(r as u8));
+                }
+            }
+        }
+    }
+
+    /// The guest registers cached in caller-saved host registers, as a mask.
+    fn caller_saved_mask(&self) -> u32 {
+        (0..32)
+            .filter(|&r| self.cached[r].is_some_and(caller_saved))
+            .fold(0, |m, r| m | 1 << r)
     }
 
     /// Whether a direct branch or jump of the block leads back to its first instruction.
@@ -678,6 +737,7 @@ impl<'a> BlockCompiler<'a> {
         self.helper_args();
         self.insn_arg(i);
         self.e.emit_call(f);
+        self.reload_caller_saved();
         // Integer results (AMOs, fmv.x.w, compares, conversions) land in hart.x.
         self.reload(i.rd);
         self.check_status(index, pc, pc.wrapping_add(i.len as u32), may_store);
@@ -851,7 +911,9 @@ impl<'a> BlockCompiler<'a> {
                 };
                 self.e.emit_mov(Reg::Rdi, a);
                 self.e.emit_mov(Reg::Rsi, b);
+                self.spill_caller_saved();
                 self.e.emit_call(f);
+                self.reload_caller_saved();
             }
             _ => unreachable_op(),
         }
@@ -938,7 +1000,9 @@ impl<'a> BlockCompiler<'a> {
                     self.helpers.orc_b
                 };
                 self.e.emit_mov(Reg::Rdi, a);
+                self.spill_caller_saved();
                 self.e.emit_call(f);
+                self.reload_caller_saved();
             }
             SextB => self.e.emit_unary32(Unary::Sext8, a),
             SextH => self.e.emit_unary32(Unary::Sext16, a),
@@ -1048,6 +1112,9 @@ impl<'a> BlockCompiler<'a> {
             _ => (Width::B32, false, 4, self.helpers.load_u32),
         };
         let (slow, resume) = (self.e.label(), self.e.label());
+        // What the slow path writes back: the registers changed before this load (rd's host
+        // register may not even hold its old value yet).
+        let dirty = self.dirty;
         self.tlb_lookup(i, size, false, slow);
         self.e
             .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, Reg::Rsi, 0);
@@ -1056,7 +1123,7 @@ impl<'a> BlockCompiler<'a> {
         self.set(i.rd, Reg::Rax);
         let trap = self.trap_exit(index, pc);
         self.ool.push(OutOfLine::Load {
-            dirty: self.dirty,
+            dirty,
             fp_live: self.fp_live,
             entry: slow,
             resume,
@@ -1142,10 +1209,13 @@ impl<'a> BlockCompiler<'a> {
     /// MXCSR again if native FP flags were being collected); otherwise fall through.
     fn resume_if_ok(&mut self, resume: Label, fp_live: bool) {
         self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
-        if fp_live {
+        if fp_live || self.caller_saved_mask() != 0 {
             let failed = self.e.label();
             self.e.emit_jcc(Cond::Ne, failed);
-            self.emit_mxcsr_clear();
+            if fp_live {
+                self.emit_mxcsr_clear();
+            }
+            self.reload_caller_saved();
             self.e.emit_jmp(resume);
             self.e.bind(failed);
         } else {
@@ -1178,6 +1248,7 @@ impl<'a> BlockCompiler<'a> {
                     self.e.emit_mov64(Reg::Rcx, Reg::Rax);
                     self.e.emit_shr64_imm(Reg::Rcx, 32, false);
                     self.e.emit_jcc(Cond::Ne, trap);
+                    self.reload_caller_saved();
                     match op {
                         Op::Lb => self.e.emit_unary32(Unary::Sext8, Reg::Rax),
                         Op::Lh => self.e.emit_unary32(Unary::Sext16, Reg::Rax),
@@ -1279,6 +1350,15 @@ impl<'a> BlockCompiler<'a> {
             self.e.emit_jmp_abs(self.stubs.exit);
         }
     }
+}
+
+/// Whether `i` writes an integer rd and reads no register through the fields it shares with
+/// rd: loads, `lui`, `auipc` and integer operations (their sources are rs1/rs2 only).
+fn writes_int_rd_only(i: &Insn) -> bool {
+    use Op::*;
+    i.fusion == crate::isa::Fusion::None
+        && (matches!(i.op, Lui | Auipc | Lb | Lh | Lw | Lbu | Lhu)
+            || (crate::exec::ir::alu_value(i.op, 0, 0, 0).is_some() && i.op != Lui))
 }
 
 /// Each template family is called only from the `match` in [`BlockCompiler::insn`] for its own

@@ -136,6 +136,8 @@ impl BlockCompiler<'_> {
             return false;
         }
         let (slow, resume) = (self.e.label(), self.e.label());
+        // What the slow path writes back: the registers changed before this instruction.
+        let dirty = self.dirty;
         // MXCSR is clean from here on (the slow path folds what it holds into fflags).
         self.fp_begin();
         if !self.fp_enabled_checked {
@@ -268,7 +270,7 @@ impl BlockCompiler<'_> {
         self.e.bind(resume);
         let trap = self.trap_exit(index, pc);
         self.ool.push(OutOfLine::FpOp {
-            dirty: self.dirty,
+            dirty,
             entry: slow,
             resume,
             insn: *i,
@@ -332,6 +334,7 @@ impl BlockCompiler<'_> {
         self.helper_args();
         self.insn_arg(insn);
         self.e.emit_call(self.helpers.fp);
+        self.reload_caller_saved();
         if matches!(
             insn.op,
             Op::FeqS
