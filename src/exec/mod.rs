@@ -273,7 +273,7 @@ impl Engine {
         };
         let mut code = 0;
         if let (Some(threshold), true) = (self.t1_threshold, may_compile) {
-            match self.tier_up::<P>(idx, pc, threshold) {
+            match self.tier_up::<P>(idx, pc, threshold, plat.flat_host_base()) {
                 Ok(c) => code = c,
                 Err(jit::JitError::ArenaFull) => {
                     // Start over with empty code memory; this block runs interpreted once.
@@ -316,6 +316,7 @@ impl Engine {
         idx: u32,
         pc: u32,
         threshold: u32,
+        flat_base: Option<usize>,
     ) -> Result<usize, jit::JitError> {
         let b = &mut self.blocks[idx as usize];
         if let Some(c) = &b.jit {
@@ -339,7 +340,9 @@ impl Engine {
             let c = blocks[i as usize].jit.as_ref()?;
             Some((c.pc, c.entry))
         };
-        let compiled = self.jit.compile::<P>(&insns, pc, host, compiled_at)?;
+        let compiled = self
+            .jit
+            .compile::<P>(&insns, pc, host, flat_base, compiled_at)?;
         let entry = compiled.entry;
         self.blocks[idx as usize].jit = Some(compiled);
         Ok(entry)

@@ -80,4 +80,11 @@ pub trait Platform {
     fn allow_misaligned(&self) -> bool {
         false
     }
+
+    /// `Some(base)` if every cacheable RAM translation this platform makes maps guest `va` to
+    /// host `base + va` (a flat address space, as in user mode): compiled code then forms host
+    /// addresses without reading the TLB entry's addend. The TLB tag check stays.
+    fn flat_host_base(&self) -> Option<usize> {
+        None
+    }
 }

@@ -456,6 +456,11 @@ impl Platform for Process {
     fn allow_misaligned(&self) -> bool {
         self.allow_misaligned
     }
+
+    fn flat_host_base(&self) -> Option<usize> {
+        // `translate` maps every page through `host_ptr`, which is `base + va`.
+        Some(self.mem.host_ptr(0) as usize)
+    }
 }
 
 #[cfg(test)]

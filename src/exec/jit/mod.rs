@@ -245,7 +245,8 @@ impl Jit {
         Ok(())
     }
 
-    /// Compile the block of `insns` at guest `pc`, host address `host`. `compiled_at(host)`
+    /// Compile the block of `insns` at guest `pc`, host address `host`, for a platform whose
+    /// RAM is at host `flat_base + va` if it says so. `compiled_at(host)`
     /// tells where compiled code for the block at a host address is (its pc and entry), so
     /// direct exits to it are chained at once; exits waiting for this block are chained to it.
     pub fn compile<P: Platform + 'static>(
@@ -253,6 +254,7 @@ impl Jit {
         insns: &[Insn],
         pc: u32,
         host: usize,
+        flat_base: Option<usize>,
         compiled_at: impl Fn(usize) -> Option<(u32, usize)>,
     ) -> Result<Compiled, JitError> {
         let started = Instant::now();
@@ -261,7 +263,7 @@ impl Jit {
             return Err(JitError::ArenaFull); // not reachable: `prepare` made both
         };
         let base = arena.next_addr();
-        let code = BlockCompiler::new(base, stubs, helpers, pc, self.chaining)
+        let code = BlockCompiler::new(base, stubs, helpers, pc, self.chaining, flat_base)
             .compile(insns)
             .map_err(|err| JitError::Assemble(err.to_string()))?;
         let entry = arena.push(&code.code).ok_or(JitError::ArenaFull)?;

@@ -200,6 +200,8 @@ pub struct BlockCompiler<'a> {
     fp_dirty_marked: bool,
     /// The host has FMA3.
     fma: bool,
+    /// The platform maps all RAM flat at this host base (`Platform::flat_host_base`).
+    flat_base: Option<usize>,
 }
 
 /// What [`BlockCompiler::compile`] produced.
@@ -216,6 +218,7 @@ impl<'a> BlockCompiler<'a> {
         helpers: &'a Helpers,
         pc0: u32,
         chaining: bool,
+        flat_base: Option<usize>,
     ) -> Self {
         BlockCompiler {
             e: Emitter::new(base),
@@ -230,6 +233,7 @@ impl<'a> BlockCompiler<'a> {
             dirty: 0,
             trap_exits: Vec::new(),
             self_loop: None,
+            flat_base,
             fp_live: false,
             fp_enabled_checked: false,
             fp_dirty_marked: false,
@@ -1092,14 +1096,19 @@ impl<'a> BlockCompiler<'a> {
             arr + offset_of!(TlbEntry, tag) as i32,
         );
         self.e.emit_jcc(Cond::Ne, slow);
-        self.e.emit_load_indexed(
-            Width::B64,
-            false,
-            Reg::Rdx,
-            HART,
-            Reg::Rax,
-            arr + offset_of!(TlbEntry, addend) as i32,
-        );
+        match self.flat_base {
+            // The host address does not wait for the entry's addend: the access's address
+            // depends on the guest address only, and the tag check is off that path.
+            Some(base) => self.e.emit_load_imm64(Reg::Rdx, base as u64),
+            None => self.e.emit_load_indexed(
+                Width::B64,
+                false,
+                Reg::Rdx,
+                HART,
+                Reg::Rax,
+                arr + offset_of!(TlbEntry, addend) as i32,
+            ),
+        }
     }
 
     /// GEN_LOAD: inline TLB hit path, helper on a miss.
