@@ -36,14 +36,39 @@ struct TestPlatform {
     allow_misaligned: bool,
     /// The one trap that ended the run: (cause, tval, pc, instret).
     trap: Option<(u32, u32, u32, u64)>,
+    /// Flat memory, like user mode: `code` holds one region where guest `va` is at host
+    /// `flat_base + va` (code pages, data pages and the hole's filler), and the platform says
+    /// so through `flat_host_base`.
+    flat_base: Option<usize>,
 }
 
 impl TestPlatform {
-    fn new(code: &[u8], data: &[u8], allow_misaligned: bool) -> Self {
+    fn new(code: &[u8], data: &[u8], allow_misaligned: bool, flat: bool) -> Self {
+        if flat {
+            let mut region = vec![0u8; (HOLE + 0x1000) as usize + 4096];
+            let at = region.as_ptr().align_offset(4096);
+            let code_at = at + CODE_BASE as usize;
+            region[code_at..code_at + code.len()].copy_from_slice(code);
+            let data_at = at + DATA_BASE as usize;
+            region[data_at..data_at + data.len()].copy_from_slice(data);
+            // The hole is guest-unmapped; its host bytes are filler that a wrong access shows.
+            region[at + HOLE as usize..at + (HOLE + 0x1000) as usize].fill(0xa5);
+            let flat_base = region.as_ptr() as usize + at;
+            return TestPlatform {
+                code: region,
+                code_at,
+                data: Vec::new(),
+                mmio_writes: Vec::new(),
+                allow_misaligned,
+                trap: None,
+                flat_base: Some(flat_base),
+            };
+        }
         let mut pages = vec![0u8; CODE_SIZE + 4096];
         let code_at = pages.as_ptr().align_offset(4096);
         pages[code_at..code_at + code.len()].copy_from_slice(code);
         TestPlatform {
+            flat_base: None,
             code: pages,
             code_at,
             // Each guest page is followed on the host by a page of filler, so an access that
@@ -72,6 +97,14 @@ impl Platform for TestPlatform {
             let host = self.code.as_mut_ptr().wrapping_add(offset);
             return Ok(Target::Ram {
                 host,
+                cacheable: true,
+            });
+        }
+        if access != Access::Execute && (DATA_BASE..HOLE).contains(&va) && self.flat_base.is_some()
+        {
+            let offset = self.code_at - CODE_BASE as usize + va as usize;
+            return Ok(Target::Ram {
+                host: self.code.as_mut_ptr().wrapping_add(offset),
                 cacheable: true,
             });
         }
@@ -113,6 +146,10 @@ impl Platform for TestPlatform {
 
     fn allow_misaligned(&self) -> bool {
         self.allow_misaligned
+    }
+
+    fn flat_host_base(&self) -> Option<usize> {
+        self.flat_base
     }
 }
 
@@ -480,6 +517,7 @@ struct Outcome {
 
 fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned: bool) -> Outcome {
     let fp = FpSetup {
+        flat: false,
         on: false,
         f: [0; 32],
         frm: 0,
@@ -487,8 +525,10 @@ fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned:
     run_with_fp(tier, ALL_PASSES, code, regs, data, allow_misaligned, &fp)
 }
 
-/// The FP unit's state at the start of a run.
+/// The FP unit's state at the start of a run, and the memory layout.
 struct FpSetup {
+    /// Flat guest memory (user-mode layout, `Platform::flat_host_base`).
+    flat: bool,
     /// mstatus.FS = Initial (else Off: every FP instruction is illegal).
     on: bool,
     f: [u64; 32],
@@ -571,7 +611,7 @@ fn run_with_fp(
     allow_misaligned: bool,
     fp: &FpSetup,
 ) -> Outcome {
-    let mut plat = TestPlatform::new(code, data, allow_misaligned);
+    let mut plat = TestPlatform::new(code, data, allow_misaligned, fp.flat);
     let mut hart = Hart::new();
     hart.x = *regs;
     hart.x[0] = 0;
@@ -596,8 +636,14 @@ fn run_with_fp(
         pc: hart.pc,
         instret: hart.instret,
         trap: plat.trap,
-        // The guest pages and the filler between them.
-        data: plat.data,
+        // The guest pages and the filler between them (or after them, for flat memory).
+        data: match plat.flat_base {
+            Some(_) => {
+                let at = plat.code_at - CODE_BASE as usize;
+                plat.code[at + DATA_BASE as usize..at + (HOLE + 0x1000) as usize].to_vec()
+            }
+            None => plat.data,
+        },
         mmio_writes: plat.mmio_writes,
     }
 }
@@ -668,6 +714,7 @@ fn check_case_of(seed: u64, kind: CaseKind) {
         };
     }
     let fp = FpSetup {
+        flat: rng.below(3) == 0,
         on: kind == CaseKind::FloatLimits || rng.below(4) != 0,
         f,
         frm: rng.pick(&[0, 0, 0, 1, 2, 3, 4, 5]),
