@@ -516,7 +516,7 @@ struct Outcome {
 }
 
 fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned: bool) -> Outcome {
-    let fp = FpSetup {
+    let fp = RunSetup {
         flat: false,
         on: false,
         f: [0; 32],
@@ -525,8 +525,8 @@ fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned:
     run_with_fp(tier, ALL_PASSES, code, regs, data, allow_misaligned, &fp)
 }
 
-/// The FP unit's state at the start of a run, and the memory layout.
-struct FpSetup {
+/// A run's starting machine: the memory layout and the FP unit's state.
+struct RunSetup {
     /// Flat guest memory (user-mode layout, `Platform::flat_host_base`).
     flat: bool,
     /// mstatus.FS = Initial (else Off: every FP instruction is illegal).
@@ -609,7 +609,7 @@ fn run_with_fp(
     regs: &[u32; 32],
     data: &[u8],
     allow_misaligned: bool,
-    fp: &FpSetup,
+    fp: &RunSetup,
 ) -> Outcome {
     let mut plat = TestPlatform::new(code, data, allow_misaligned, fp.flat);
     let mut hart = Hart::new();
@@ -713,7 +713,7 @@ fn check_case_of(seed: u64, kind: CaseKind) {
             _ => rng.pick(F_VALUES),
         };
     }
-    let fp = FpSetup {
+    let fp = RunSetup {
         flat: rng.below(3) == 0,
         on: kind == CaseKind::FloatLimits || rng.below(4) != 0,
         f,

@@ -261,6 +261,10 @@ impl<'a> BlockCompiler<'a> {
             let insn = &insns[index];
             let pc = self.pc0.wrapping_add(off);
             let covers = insn.covers().min(insns.len() - 1 - index);
+            if insns[index + covers].ends_block() {
+                // Every way out of the block starts here: native FP flags go to fflags first.
+                self.fp_flush();
+            }
             ended = if covers > 0 {
                 self.fused(&insns[index..=index + covers], pc, index as u32)
             } else {
@@ -489,6 +493,13 @@ impl<'a> BlockCompiler<'a> {
         self.e.emit_jmp_abs(self.stubs.dispatch);
     }
 
+    /// A jump to the constant `target` that writes `link` to `rd`, after `retired`
+    /// instructions of the block.
+    fn jump(&mut self, rd: u8, link: u32, target: u32, retired: u32) {
+        self.set_imm(rd, link);
+        self.exit_to(target, retired);
+    }
+
     /// The run loop's checks before entering another block: the chaining budget (so the run
     /// loop, and with it interrupt delivery, comes around regularly) and the instruction limit.
     fn chain_checks(&mut self) {
@@ -588,20 +599,15 @@ impl<'a> BlockCompiler<'a> {
                 return true;
             }
             Jal => {
-                self.fp_flush();
-                self.set_imm(i.rd, next_pc);
-                self.exit_to(pc.wrapping_add(i.imm as u32), index + 1);
+                self.jump(i.rd, next_pc, pc.wrapping_add(i.imm as u32), index + 1);
                 return true;
             }
             Jalr if i.rs1 == 0 => {
-                self.fp_flush();
                 // An absolute target (constant folding made the base x0): chainable.
-                self.set_imm(i.rd, next_pc);
-                self.exit_to(i.imm as u32 & !1, index + 1);
+                self.jump(i.rd, next_pc, i.imm as u32 & !1, index + 1);
                 return true;
             }
             Jalr => {
-                self.fp_flush();
                 self.get(Reg::Rax, i.rs1);
                 self.e.emit_alu32_imm32(Alu::Add, Reg::Rax, i.imm as u32);
                 self.e.emit_alu32_imm32(Alu::And, Reg::Rax, !1);
@@ -660,12 +666,15 @@ impl<'a> BlockCompiler<'a> {
             Fusion::AuipcJalr => {
                 // A pc-relative call: the target is a constant, so the exit can be chained.
                 let jalr = &unit[1];
-                self.fp_flush();
                 let t = pc.wrapping_add(head.imm as u32);
                 self.set_imm(head.rd, t);
-                let jalr_pc = pc.wrapping_add(head.len as u32);
-                self.set_imm(jalr.rd, jalr_pc.wrapping_add(jalr.len as u32));
-                self.exit_to(t.wrapping_add(jalr.imm as u32) & !1, index + 2);
+                let link = pc.wrapping_add((head.len + jalr.len) as u32);
+                self.jump(
+                    jalr.rd,
+                    link,
+                    t.wrapping_add(jalr.imm as u32) & !1,
+                    index + 2,
+                );
                 return true;
             }
             Fusion::CmpBranch => {
@@ -1020,8 +1029,6 @@ impl<'a> BlockCompiler<'a> {
     /// GEN_BRANCH: compare, then leave for the target or the next instruction.
     fn branch(&mut self, i: &Insn, pc: u32, index: u32) {
         use Op::*;
-        // Both exits leave the block: native FP flags go to fflags first.
-        self.fp_flush();
         let a = match self.operand(i.rs1) {
             Operand::Reg(r) => r,
             _ => {
