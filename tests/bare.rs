@@ -1,9 +1,16 @@
-//! `rv32vm run --bare`: the signature dump and bad inputs.
+//! `rv32vm run --bare`: the privileged architecture on the bare-metal platform (Sv32 demand
+//! paging under an S-mode kernel, MPRV, trigger CSRs, counter writes) in every tier, with QEMU
+//! as the oracle where it implements the same behaviour; the signature dump; HTIF and input
+//! errors.
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
+
+/// Time limit for one run of a test program (rv32vm or QEMU); they take milliseconds.
+const RUN_LIMIT: Duration = Duration::from_secs(30);
 
 fn out_dir() -> PathBuf {
     let dir = common::repo_root().join("target/bare-tests");
@@ -13,29 +20,109 @@ fn out_dir() -> PathBuf {
 
 /// Build tests/bare/NAME.S; `tag` keeps the outputs of tests running in parallel apart.
 fn build(name: &str, tag: &str) -> PathBuf {
+    build_with(name, tag, &[])
+}
+
+/// Build tests/bare/NAME.S with `extra` compiler arguments (e.g. `-DQEMU_VIRT`).
+fn build_with(name: &str, tag: &str, extra: &[&str]) -> PathBuf {
     common::require_tool(
         "riscv64-linux-gnu-gcc",
         "--version",
         "gcc-riscv64-linux-gnu",
     );
+    let root = common::repo_root();
     let elf = out_dir().join(format!("{name}-{tag}.elf"));
     let status = Command::new("riscv64-linux-gnu-gcc")
         .args([
-            "-march=rv32gc",
+            "-march=rv32gc_zicsr_zifencei",
             "-mabi=ilp32",
             "-nostdlib",
             "-nostartfiles",
             "-static",
+            "-fno-pic",
+            "-no-pie",
+            "-Wl,--build-id=none",
+            "-Wl,--no-warn-rwx-segments",
         ])
+        .args(extra)
+        .arg("-I")
+        .arg(root.join("tests/bare/include"))
         .arg("-T")
-        .arg(common::repo_root().join("tests/isa/link.ld"))
-        .arg(common::repo_root().join(format!("tests/bare/{name}.S")))
+        .arg(root.join("tests/isa/link.ld"))
+        .arg(root.join(format!("tests/bare/{name}.S")))
         .arg("-o")
         .arg(&elf)
         .status()
         .expect("run riscv64-linux-gnu-gcc");
     assert!(status.success(), "building {name}.S");
     elf
+}
+
+/// Run `elf` (a self-checking program: exit 0 = pass, N = case N failed) under every tier.
+fn assert_passes_on_every_tier(elf: &Path) {
+    for tier in common::TIERS {
+        let outcome = common::run_with_timeout(
+            Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+                .args(["run", "--bare"])
+                .arg(elf)
+                .args(["--tier", tier]),
+            RUN_LIMIT,
+        )
+        .expect("run rv32vm");
+        assert!(
+            outcome.succeeded(),
+            "{} under --tier {tier}: {} (case N failed = status N; 100 + mcause = a trap to \
+             M-mode that should not happen)\nstderr: {}",
+            elf.display(),
+            outcome.describe_end(),
+            outcome.stderr
+        );
+    }
+}
+
+/// Build the QEMU variant of tests/bare/NAME.S (`-DQEMU_VIRT`: the result goes to the
+/// sifive,test0 syscon) and check that it passes on `qemu-system-riscv32 -M virt`: the oracle
+/// for the values the program expects.
+fn assert_passes_under_qemu(name: &str) {
+    common::require_tool("qemu-system-riscv32", "--version", "qemu-system-misc");
+    let elf = build_with(name, "qemu", &["-DQEMU_VIRT"]);
+    let outcome = common::run_with_timeout(
+        Command::new("qemu-system-riscv32")
+            .args(["-M", "virt", "-bios", "none", "-nographic", "-m", "128M"])
+            .arg("-kernel")
+            .arg(&elf),
+        RUN_LIMIT,
+    )
+    .expect("run qemu-system-riscv32");
+    assert!(
+        outcome.succeeded(),
+        "{name} under QEMU: {} (status N = case N failed)\nstdout: {}\nstderr: {}",
+        outcome.describe_end(),
+        outcome.stdout,
+        outcome.stderr
+    );
+}
+
+#[test]
+fn sv32_demand_paging_under_an_s_mode_kernel_in_the_top_megapage() {
+    assert_passes_under_qemu("vm_demand");
+    assert_passes_on_every_tier(&build("vm_demand", "run"));
+}
+
+#[test]
+fn mprv_loads_and_stores_translate_through_the_page_tables() {
+    assert_passes_under_qemu("vm_mprv");
+    assert_passes_on_every_tier(&build("vm_mprv", "run"));
+}
+
+#[test]
+fn trigger_csrs_say_that_no_trigger_exists() {
+    assert_passes_on_every_tier(&build("triggers", "run"));
+}
+
+#[test]
+fn counter_writes_replace_the_writing_instructions_increment() {
+    assert_passes_on_every_tier(&build("counters", "run"));
 }
 
 fn run_bare(args: &[&str]) -> Output {
@@ -135,4 +222,83 @@ fn a_program_that_never_reports_stops_at_the_instruction_limit() {
         ]);
         assert_eq!(out.status.code(), Some(124), "tier {tier}: {out:?}");
     }
+}
+
+#[test]
+fn htif_commands_other_than_exit_are_named_in_the_error() {
+    // A syscall-proxy request: device 0, command 0, an even payload (an address).
+    let elf = build("htif_command", "syscall");
+    for tier in common::TIERS {
+        let out = run_bare(&[elf.to_str().unwrap(), "--tier", tier]);
+        assert_clean_error(&out, "HTIF device 0 (syscall proxy), command 0");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("tohost = 0x00000000800"),
+            "the value must be named: {out:?}"
+        );
+    }
+    // A console write of 'A' (device 1, command 1), low word first: never exit code 32.
+    let elf = build_with(
+        "htif_command",
+        "console",
+        &["-DTOHOST_LO=0x41", "-DTOHOST_HI=0x01010000"],
+    );
+    for tier in common::TIERS {
+        let out = run_bare(&[elf.to_str().unwrap(), "--tier", tier]);
+        assert_clean_error(&out, "tohost = 0x0101000000000041");
+        assert_clean_error(&out, "HTIF device 1 (console), command 1");
+    }
+}
+
+#[test]
+fn reversed_signature_symbols_are_an_error() {
+    let elf = build("signature_reversed", "rev");
+    let sig = out_dir().join("signature-reversed.txt");
+    let _ = std::fs::remove_file(&sig);
+    let out = run_bare(&[
+        elf.to_str().unwrap(),
+        "--signature",
+        sig.to_str().unwrap(),
+    ]);
+    assert_clean_error(&out, "end_signature");
+    assert_clean_error(&out, "before begin_signature");
+    assert!(!sig.exists(), "no signature file may be written");
+}
+
+#[test]
+fn devices_fifos_and_huge_files_are_refused_before_reading() {
+    // Each would block or read without end if it were read.
+    let out = common::run_with_timeout(
+        Command::new(env!("CARGO_BIN_EXE_rv32vm")).args(["run", "--bare", "/dev/zero"]),
+        RUN_LIMIT,
+    )
+    .expect("run rv32vm");
+    assert_eq!(out.status.and_then(|s| s.code()), Some(1), "{out:?}");
+    assert!(
+        out.stderr.starts_with("rv32vm: error:") && out.stderr.contains("a character device"),
+        "{}",
+        out.stderr
+    );
+
+    let dir = out_dir();
+    let fifo = dir.join("program.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+    let out = common::run_with_timeout(
+        Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+            .args(["run", "--bare"])
+            .arg(&fifo),
+        RUN_LIMIT,
+    )
+    .expect("run rv32vm");
+    assert_eq!(out.status.and_then(|s| s.code()), Some(1), "{out:?}");
+    assert!(out.stderr.contains("a FIFO"), "{}", out.stderr);
+
+    let huge = dir.join("huge-sparse.elf");
+    let file = std::fs::File::create(&huge).expect("create sparse file");
+    file.set_len(8 << 30).expect("make it 8 GiB (sparse)");
+    drop(file);
+    let out = run_bare(&[huge.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&huge);
+    assert_clean_error(&out, "8589934592 bytes");
 }
