@@ -254,11 +254,7 @@ fn reversed_signature_symbols_are_an_error() {
     let elf = build("signature_reversed", "rev");
     let sig = out_dir().join("signature-reversed.txt");
     let _ = std::fs::remove_file(&sig);
-    let out = run_bare(&[
-        elf.to_str().unwrap(),
-        "--signature",
-        sig.to_str().unwrap(),
-    ]);
+    let out = run_bare(&[elf.to_str().unwrap(), "--signature", sig.to_str().unwrap()]);
     assert_clean_error(&out, "end_signature");
     assert_clean_error(&out, "before begin_signature");
     assert!(!sig.exists(), "no signature file may be written");

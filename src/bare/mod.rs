@@ -2,20 +2,33 @@
 //! plain RAM region, with no devices. It ends when the program writes the HTIF `tohost` word
 //! (riscv-tests convention: 1 = pass, `(n << 1) | 1` = failure of test n). `--signature` dumps
 //! the words between `begin_signature` and `end_signature` as riscv-arch-test/RISCOF expect.
+//!
+//! The privileged architecture is the machine's (`rv32vm boot`): the same hart, CSRs, traps and
+//! Sv32 translation (`Hart::translate` over guest RAM: A/D updates, SUM, MXR, MPRV), so a
+//! program may turn paging on and run S- and U-mode code (the riscv-tests `-v` layout). The two
+//! platforms differ only in their devices: here there are none, and the HTIF mailbox page is
+//! watched at its physical address, whatever virtual address a store uses.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::cpu::tlb::PAGE_MASK;
+use crate::cpu::mmu::access_fault;
+use crate::cpu::tlb::PAGE_SIZE;
 use crate::cpu::{Access, Exception, Hart, Trap};
 use crate::elf::{ElfError, ElfFile};
 use crate::exec::{Engine, EngineConfig, Platform, Resume, Stop, Target};
+use crate::hostfile::InputError;
 use crate::machine::ram::GuestRam;
 
 /// Guest physical base address of RAM (as on QEMU virt and in riscv-tests).
 pub const RAM_BASE: u32 = 0x8000_0000;
 /// Default RAM size for bare-metal programs.
 pub const DEFAULT_RAM_SIZE: u32 = 128 << 20;
+/// Largest ELF file read: its loadable part must fit in RAM, and this leaves room for symbols
+/// and debug information while refusing huge (or endless) inputs before reading them.
+pub const MAX_ELF_SIZE: u64 = 256 << 20;
+/// Size of the HTIF `tohost` word (64 bits, also on RV32).
+const TOHOST_SIZE: u64 = 8;
 
 /// Consecutive traps without a retired instruction after which the program is considered stuck
 /// (for instance a fault in the trap handler itself).
@@ -24,12 +37,9 @@ const TRAP_LOOP_LIMIT: u32 = 64;
 /// Errors before the program runs.
 #[derive(Debug, thiserror::Error)]
 pub enum BareError {
-    /// The ELF file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// The ELF file could not be read, or is not a regular file of a sensible size.
+    #[error(transparent)]
+    Read(#[from] InputError),
     /// The ELF file is malformed or not a RISC-V 32-bit executable.
     #[error("{path}: {source}")]
     Elf { path: PathBuf, source: ElfError },
@@ -50,12 +60,88 @@ pub enum BareError {
     /// Host memory for guest RAM could not be allocated.
     #[error("cannot allocate {0} bytes of guest RAM")]
     NoMemory(u32),
-    /// The signature could not be written.
+    /// The program wrote an HTIF command other than "exit" to `tohost` (a syscall-proxy
+    /// request, a console write, ...), which the bare-metal harness does not implement.
+    #[error(
+        "{path}: the program wrote tohost = {value:#018x}, an HTIF request this harness does not \
+         implement: HTIF device {device} ({device_name}), command {command}, payload \
+         {payload:#x}; `run --bare` only implements exit (tohost = (code << 1) | 1)"
+    )]
+    HtifCommand {
+        path: PathBuf,
+        value: u64,
+        device: u8,
+        device_name: &'static str,
+        command: u8,
+        payload: u64,
+    },
+    /// `--signature` was given, but the program lacks `begin_signature` or `end_signature`.
+    #[error("{0}: no begin_signature/end_signature symbols for --signature")]
+    NoSignatureSymbols(PathBuf),
+    /// The signature symbols are the wrong way round.
+    #[error(
+        "{path}: reversed signature symbols: end_signature ({end:#010x}) lies before \
+         begin_signature ({begin:#010x})"
+    )]
+    ReversedSignature { path: PathBuf, begin: u32, end: u32 },
+    /// The signature region is not all RAM.
+    #[error(
+        "{path}: the signature region {begin:#010x}..{end:#010x} lies outside RAM \
+         ({base:#010x}..{limit:#010x})"
+    )]
+    SignatureOutsideRam {
+        path: PathBuf,
+        begin: u32,
+        end: u32,
+        base: u32,
+        limit: u64,
+    },
+    /// The signature file could not be written.
     #[error("cannot write signature {path}: {source}")]
     Signature {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// What the program asked for through `tohost`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HtifRequest {
+    /// Device 0, command 0, an odd payload: exit with `payload >> 1`.
+    Exit(i32),
+    /// Anything else (a syscall-proxy pointer, a console write, ...): the whole 64-bit value.
+    Unsupported(u64),
+}
+
+impl HtifRequest {
+    /// Decode a nonzero 64-bit `tohost` value: device in bits 63:56, command in 55:48, payload
+    /// in 47:0.
+    fn decode(value: u64) -> HtifRequest {
+        let payload = value & ((1 << 48) - 1);
+        if value >> 48 == 0 && payload & 1 == 1 {
+            // Exit codes are 32-bit (`(n << 1) | 1` written with a word store).
+            HtifRequest::Exit((payload >> 1) as u32 as i32)
+        } else {
+            HtifRequest::Unsupported(value)
+        }
+    }
+}
+
+/// The error for an unsupported HTIF request `value` written by the program at `path`.
+fn htif_command_error(path: &Path, value: u64) -> BareError {
+    let device = (value >> 56) as u8;
+    BareError::HtifCommand {
+        path: path.to_path_buf(),
+        value,
+        device,
+        device_name: match device {
+            0 => "syscall proxy",
+            1 => "console",
+            _ => "unknown",
+        },
+        command: (value >> 48) as u8,
+        payload: value & ((1 << 48) - 1),
+    }
 }
 
 /// What the user asked for.
@@ -69,41 +155,58 @@ pub struct BareOptions {
     pub stats: bool,
 }
 
-/// The bare-metal platform: RAM, HTIF, and M-mode trap delivery.
+/// The bare-metal platform: RAM, HTIF, and trap delivery to the program's handlers.
 struct BareMachine {
     ram: GuestRam,
+    /// Physical address of the 64-bit `tohost` word.
     tohost: u32,
-    exit: Option<i32>,
+    /// A store reached `tohost`: decode it between blocks, once both halves of a 64-bit value
+    /// written with two word stores (low word first, as RV32 code does) are in place.
+    tohost_written: bool,
+    /// The request that ends the run.
+    request: Option<HtifRequest>,
     allow_misaligned: bool,
     traps_without_progress: u32,
     instret_at_last_trap: u64,
 }
 
 impl BareMachine {
-    fn htif_page(&self, pa: u32) -> bool {
-        pa & !PAGE_MASK == self.tohost & !PAGE_MASK
+    /// Whether physical address `pa` lies in the page holding `tohost` (whose stores are
+    /// watched, so the page is never given to the TLB for loads and stores).
+    fn htif_page(&self, pa: u64) -> bool {
+        pa / PAGE_SIZE as u64 == self.tohost as u64 / PAGE_SIZE as u64
+    }
+
+    /// Whether a store of `size` bytes at `paddr` overlaps the `tohost` word.
+    fn touches_tohost(&self, paddr: u32, size: u32) -> bool {
+        let (start, end) = (paddr as u64, paddr as u64 + size as u64);
+        let tohost = self.tohost as u64;
+        start < tohost + TOHOST_SIZE && tohost < end
+    }
+
+    /// The 64-bit value in `tohost` now.
+    fn tohost_value(&self) -> u64 {
+        self.ram
+            .bytes(self.tohost as u64, TOHOST_SIZE)
+            .map_or(0, |b| {
+                b.iter().rev().fold(0u64, |acc, &x| acc << 8 | x as u64)
+            })
     }
 }
 
 impl Platform for BareMachine {
-    fn translate(&mut self, _hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
-        // No address translation in M-mode: va is the physical address.
-        if self.htif_page(va) && access != Access::Execute {
-            return Ok(Target::Mmio { paddr: va });
+    fn translate(&mut self, hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
+        // The machine's translation (satp, MPRV, A/D, SUM, MXR) over this platform's RAM.
+        let t = hart.translate(&mut self.ram, va, access)?;
+        if access != Access::Execute && self.htif_page(t.pa) {
+            return Ok(Target::Mmio { paddr: t.pa as u32 });
         }
-        match self.ram.host(va as u64, 1) {
+        match self.ram.host(t.pa, 1) {
             Some(host) => Ok(Target::Ram {
                 host,
-                cacheable: true,
+                cacheable: t.page_cacheable,
             }),
-            None => Err(Trap::new(
-                match access {
-                    Access::Read => Exception::LoadAccessFault,
-                    Access::Write => Exception::StoreAccessFault,
-                    Access::Execute => Exception::InsnAccessFault,
-                },
-                va,
-            )),
+            None => Err(access_fault(access, va)),
         }
     }
 
@@ -124,17 +227,12 @@ impl Platform for BareMachine {
         value: u64,
     ) -> Result<(), Trap> {
         let bytes = value.to_le_bytes();
-        if !self.ram.write(paddr as u64, &bytes[..size as usize]) {
+        let len = (size as usize).min(bytes.len());
+        if !self.ram.write(paddr as u64, &bytes[..len]) {
             return Err(Trap::new(Exception::StoreAccessFault, paddr));
         }
-        if paddr == self.tohost && value != 0 {
-            let v = value as u32;
-            self.exit = Some(if v & 1 == 1 {
-                (v >> 1) as i32
-            } else {
-                tracing::warn!(value = v, "unsupported HTIF command written to tohost");
-                1
-            });
+        if self.touches_tohost(paddr, size) {
+            self.tohost_written = true;
         }
         Ok(())
     }
@@ -161,8 +259,21 @@ impl Platform for BareMachine {
 
     #[inline(always)]
     fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
-        if let Some(code) = self.exit.take() {
-            return Some(Stop::Exit(code));
+        if self.tohost_written {
+            self.tohost_written = false;
+            let value = self.tohost_value();
+            if value != 0 {
+                let request = HtifRequest::decode(value);
+                self.request = Some(request);
+                return Some(match request {
+                    HtifRequest::Exit(code) => Stop::Exit(code),
+                    // `run` turns this into BareError::HtifCommand.
+                    HtifRequest::Unsupported(value) => Stop::Fatal {
+                        status: 1,
+                        message: format!("unsupported HTIF request {value:#018x}"),
+                    },
+                });
+            }
         }
         // No devices drive mip here, but software may set SSIP/STIP/SEIP from M-mode.
         if hart.csr.mip & hart.csr.mie != 0 {
@@ -181,10 +292,7 @@ impl Platform for BareMachine {
 /// Load and run a bare-metal program; returns the process exit status.
 pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     let path = &opts.program;
-    let bytes = std::fs::read(path).map_err(|source| BareError::Read {
-        path: path.clone(),
-        source,
-    })?;
+    let bytes = crate::hostfile::read_bounded("program", path, MAX_ELF_SIZE)?;
     let elf = ElfFile::parse(&bytes).map_err(|source| BareError::Elf {
         path: path.clone(),
         source,
@@ -192,6 +300,11 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     let tohost = elf
         .symbol("tohost")
         .ok_or_else(|| BareError::NoTohost(path.clone()))?;
+    // Refuse bad signature symbols before running, not after.
+    let signature = match &opts.signature {
+        Some(out) => Some((signature_range(&elf, path)?, out)),
+        None => None,
+    };
     let mut ram = GuestRam::new(RAM_BASE, DEFAULT_RAM_SIZE)
         .map_err(|_| BareError::NoMemory(DEFAULT_RAM_SIZE))?;
     for seg in &elf.segments {
@@ -209,7 +322,8 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     let mut machine = BareMachine {
         ram,
         tohost,
-        exit: None,
+        tohost_written: false,
+        request: None,
         allow_misaligned: opts.allow_misaligned,
         traps_without_progress: 0,
         instret_at_last_trap: u64::MAX,
@@ -221,8 +335,12 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     if opts.stats {
         crate::report_stats(&engine, &hart);
     }
-    if let Some(sig) = &opts.signature {
-        write_signature(&machine, &elf, sig)?;
+    let written = signature.map(|(range, out)| write_signature(&machine, range, out));
+    if let Some(HtifRequest::Unsupported(value)) = machine.request {
+        return Err(htif_command_error(path, value));
+    }
+    if let Some(written) = written {
+        written?;
     }
     Ok(match stop {
         Stop::Exit(0) => 0,
@@ -250,28 +368,100 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     })
 }
 
-/// Write the signature region, one 8-hex-digit little-endian word per line.
-fn write_signature(machine: &BareMachine, elf: &ElfFile, out: &Path) -> Result<(), BareError> {
-    let err = |source| BareError::Signature {
-        path: out.to_path_buf(),
-        source,
-    };
+/// The signature region `[begin, end)` of `program`, checked: both symbols exist, in order, in
+/// RAM.
+fn signature_range(elf: &ElfFile, program: &Path) -> Result<(u32, u32), BareError> {
     let (Some(begin), Some(end)) = (elf.symbol("begin_signature"), elf.symbol("end_signature"))
     else {
-        return Err(err(std::io::Error::other(
-            "the program has no begin_signature/end_signature symbols",
-        )));
+        return Err(BareError::NoSignatureSymbols(program.to_path_buf()));
     };
-    let len = end.saturating_sub(begin);
+    if end < begin {
+        return Err(BareError::ReversedSignature {
+            path: program.to_path_buf(),
+            begin,
+            end,
+        });
+    }
+    let in_ram = begin >= RAM_BASE && end as u64 <= RAM_BASE as u64 + DEFAULT_RAM_SIZE as u64;
+    if !in_ram {
+        return Err(BareError::SignatureOutsideRam {
+            path: program.to_path_buf(),
+            begin,
+            end,
+            base: RAM_BASE,
+            limit: RAM_BASE as u64 + DEFAULT_RAM_SIZE as u64,
+        });
+    }
+    Ok((begin, end))
+}
+
+/// Write the signature region `[begin, end)` (see [`signature_range`]), one 8-hex-digit
+/// little-endian word per line.
+fn write_signature(
+    machine: &BareMachine,
+    (begin, end): (u32, u32),
+    out: &Path,
+) -> Result<(), BareError> {
     let bytes = machine
         .ram
-        .bytes(begin as u64, len as u64)
-        .ok_or_else(|| err(std::io::Error::other("signature region lies outside RAM")))?;
+        .bytes(begin as u64, (end - begin) as u64)
+        .unwrap_or_default();
     let mut text = String::new();
     for w in bytes.chunks(4) {
         let mut word = [0u8; 4];
         word[..w.len()].copy_from_slice(w);
         let _ = writeln!(text, "{:08x}", u32::from_le_bytes(word));
     }
-    std::fs::write(out, text).map_err(err)
+    std::fs::write(out, text).map_err(|source| BareError::Signature {
+        path: out.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn htif_exit_and_other_requests_decode() {
+        assert_eq!(HtifRequest::decode(1), HtifRequest::Exit(0));
+        assert_eq!(HtifRequest::decode(0x7 << 1 | 1), HtifRequest::Exit(7));
+        // A syscall-proxy pointer (even payload) and a console write are not exits.
+        assert_eq!(
+            HtifRequest::decode(0x8000_2000),
+            HtifRequest::Unsupported(0x8000_2000)
+        );
+        let putchar = 0x0101_0000_0000_0041;
+        assert_eq!(
+            HtifRequest::decode(putchar),
+            HtifRequest::Unsupported(putchar)
+        );
+        let err = htif_command_error(Path::new("p.elf"), putchar).to_string();
+        assert!(err.contains("tohost = 0x0101000000000041"), "{err}");
+        assert!(err.contains("device 1 (console), command 1"), "{err}");
+    }
+
+    #[test]
+    fn stores_overlapping_tohost_are_watched() {
+        let machine = BareMachine {
+            ram: GuestRam::new(RAM_BASE, 0x4000).unwrap(),
+            tohost: RAM_BASE + 0x1000,
+            tohost_written: false,
+            request: None,
+            allow_misaligned: false,
+            traps_without_progress: 0,
+            instret_at_last_trap: 0,
+        };
+        let t = RAM_BASE + 0x1000;
+        assert!(machine.touches_tohost(t, 4));
+        assert!(machine.touches_tohost(t + 4, 4), "the high word");
+        assert!(
+            machine.touches_tohost(t - 4, 8),
+            "an 8-byte store over the low word"
+        );
+        assert!(!machine.touches_tohost(t + 8, 4), "fromhost is not tohost");
+        assert!(!machine.touches_tohost(t - 4, 4));
+        assert!(machine.htif_page(t as u64 + 0xfff));
+        assert!(!machine.htif_page(t as u64 + 0x1000));
+    }
 }

@@ -39,6 +39,13 @@ pub const MTVAL: u16 = 0x343;
 pub const MIP: u16 = 0x344;
 pub const PMPCFG0: u16 = 0x3a0;
 pub const PMPADDR0: u16 = 0x3b0;
+// Sdtrig trigger module (M-mode and Debug Mode only).
+pub const TSELECT: u16 = 0x7a0;
+pub const TDATA1: u16 = 0x7a1;
+pub const TDATA2: u16 = 0x7a2;
+pub const TDATA3: u16 = 0x7a3;
+pub const TINFO: u16 = 0x7a4;
+pub const TCONTROL: u16 = 0x7a5;
 pub const MCYCLE: u16 = 0xb00;
 pub const MINSTRET: u16 = 0xb02;
 pub const MCYCLEH: u16 = 0xb80;
@@ -119,6 +126,10 @@ pub const MISA_VALUE: u32 = (1 << 30)
     | (1 << 18) // S
     | (1 << 20); // U
 
+/// tinfo when the selected trigger does not exist (Sdtrig 1.0: "info contains 1"). The version
+/// field stays 0: OpenSBI's enumeration (`sbi_dbtr_init`) stops only on a tinfo of exactly 1.
+pub const TINFO_NO_TRIGGER: u32 = 1;
+
 /// Timebase of the `time` CSR and CLINT mtime, in Hz.
 pub const TIMEBASE_HZ: u64 = 10_000_000;
 
@@ -152,6 +163,10 @@ pub struct Csrs {
     pub pmpaddr: [u32; 16],
     /// mcycle = instret + cycle_offset (so writes to mcycle stick).
     pub cycle_offset: u64,
+    /// minstret = instret + instret_offset: writes to minstret/minstreth move the architectural
+    /// counter, while `Hart::instret` keeps counting what the engine retired (instruction
+    /// limits, statistics and deterministic time stay monotonic).
+    pub instret_offset: u64,
     /// When set, `time` derives from retired instructions instead of the host clock.
     pub deterministic_time: bool,
     pub time_epoch: Instant,
@@ -192,6 +207,7 @@ impl Csrs {
             pmpcfg: [0; 4],
             pmpaddr: [0; 16],
             cycle_offset: 0,
+            instret_offset: 0,
             deterministic_time: false,
             time_epoch: Instant::now(),
         }
@@ -227,8 +243,14 @@ impl Hart {
         }
     }
 
-    fn cycle(&self) -> u64 {
+    /// mcycle: one cycle per retired instruction, moved by writes.
+    pub fn cycle(&self) -> u64 {
         self.instret.wrapping_add(self.csr.cycle_offset)
+    }
+
+    /// minstret as software reads it (retired instructions, moved by writes).
+    pub fn minstret(&self) -> u64 {
+        self.instret.wrapping_add(self.csr.instret_offset)
     }
 
     /// Read CSR `num` as the instruction at the current privilege level would.
@@ -266,7 +288,7 @@ impl Hart {
                 let v = match index {
                     0 => self.cycle(),
                     1 => self.time(),
-                    2 => self.instret,
+                    2 => self.minstret(),
                     _ => 0,
                 };
                 if num >= CYCLEH {
@@ -324,11 +346,15 @@ impl Hart {
             0x3a0..=0x3a3 => c.pmpcfg[(num - PMPCFG0) as usize],
             0x3b0..=0x3bf => c.pmpaddr[(num - PMPADDR0) as usize],
             MCYCLE => self.cycle() as u32,
-            MINSTRET => self.instret as u32,
+            MINSTRET => self.minstret() as u32,
             MCYCLEH => (self.cycle() >> 32) as u32,
-            MINSTRETH => (self.instret >> 32) as u32,
+            MINSTRETH => (self.minstret() >> 32) as u32,
             0xb03..=0xb1f | 0xb83..=0xb9f => 0, // mhpmcounter3..31 hardwired to zero
             MVENDORID | MARCHID | MIMPID | MCONFIGPTR => 0,
+            // Sdtrig with no trigger: tselect holds only 0, where tdata1 says type 0 ("no
+            // trigger at this tselect") and tinfo says the trigger does not exist.
+            TSELECT | TDATA1 | TDATA2 | TDATA3 | TCONTROL => 0,
+            TINFO => TINFO_NO_TRIGGER,
             MHARTID => c.mhartid,
             _ => return illegal,
         })
@@ -336,6 +362,11 @@ impl Hart {
 
     /// Write CSR `num`. The caller has already checked that the CSR exists and is readable at
     /// this privilege level (by reading it first).
+    ///
+    /// The engine counts the writing instruction as retired (in `instret`) before it calls this:
+    /// a write to a counter replaces that increment, as the privileged spec requires. The next
+    /// instruction reads exactly the value written, and the other half of the 64-bit counter
+    /// keeps its value from before the writing instruction.
     pub fn csr_write(&mut self, num: u16, value: u32, raw: u32) -> Result<CsrEffect, Trap> {
         if num >> 10 == 3 {
             return Err(Trap::illegal(raw)); // read-only CSR
@@ -450,17 +481,19 @@ impl Hart {
                     c.pmpaddr[i] = value;
                 }
             }
-            MCYCLE => {
-                let cycle = self.cycle() & !0xffff_ffff | value as u64;
+            MCYCLE | MCYCLEH => {
+                let before = self.cycle().wrapping_sub(1);
+                let cycle = with_half(before, value, num == MCYCLEH);
                 self.csr.cycle_offset = cycle.wrapping_sub(self.instret);
             }
-            MCYCLEH => {
-                let cycle = self.cycle() & 0xffff_ffff | (value as u64) << 32;
-                self.csr.cycle_offset = cycle.wrapping_sub(self.instret);
+            MINSTRET | MINSTRETH => {
+                let before = self.minstret().wrapping_sub(1);
+                let minstret = with_half(before, value, num == MINSTRETH);
+                self.csr.instret_offset = minstret.wrapping_sub(self.instret);
             }
-            MINSTRET => self.instret = self.instret & !0xffff_ffff | value as u64,
-            MINSTRETH => self.instret = self.instret & 0xffff_ffff | (value as u64) << 32,
             0xb03..=0xb1f | 0xb83..=0xb9f => {}
+            // No trigger exists, so nothing is writable (all fields are WARL).
+            TSELECT | TDATA1 | TDATA2 | TDATA3 | TINFO | TCONTROL => {}
             _ => return Err(Trap::illegal(raw)),
         }
         if stimer_changed {
@@ -484,6 +517,15 @@ impl Hart {
         } else {
             self.csr.mip &= !IRQ_STI;
         }
+    }
+}
+
+/// `counter` with its low (or, if `high`, its high) 32 bits replaced by `value`.
+fn with_half(counter: u64, value: u32, high: bool) -> u64 {
+    if high {
+        counter & 0xffff_ffff | (value as u64) << 32
+    } else {
+        counter & !0xffff_ffff | value as u64
     }
 }
 
@@ -562,5 +604,100 @@ mod tests {
         let mut h = Hart::new();
         h.csr_write(MSTATUS, 2 << MSTATUS_MPP_SHIFT, 0).unwrap();
         assert_eq!(h.csr.mstatus & MSTATUS_MPP, 0);
+    }
+
+    /// What the engine does for a CSR write instruction: count it as retired, then write.
+    fn retire_and_write(h: &mut Hart, num: u16, value: u32) {
+        h.instret += 1;
+        h.csr_write(num, value, 0).unwrap();
+    }
+
+    /// What the engine does for any other instruction.
+    fn retire(h: &mut Hart) {
+        h.instret += 1;
+    }
+
+    #[test]
+    fn counter_write_replaces_the_writing_instructions_increment() {
+        for (low, high, read) in [
+            (MINSTRET, MINSTRETH, Hart::minstret as fn(&Hart) -> u64),
+            (MCYCLE, MCYCLEH, Hart::cycle),
+        ] {
+            let mut h = Hart::new();
+            h.instret = 12345;
+            retire_and_write(&mut h, low, 100);
+            assert_eq!(
+                read(&h),
+                100,
+                "csr {low:#x}: the next instruction reads the value"
+            );
+            retire(&mut h);
+            assert_eq!(read(&h), 101);
+            // The low half at all ones: writing the high half must not carry.
+            retire_and_write(&mut h, low, u32::MAX);
+            retire_and_write(&mut h, high, 3);
+            assert_eq!(read(&h), 0x3_ffff_ffff, "csr {high:#x}");
+            // Writing the low half keeps the high half from before the instruction.
+            retire_and_write(&mut h, low, 5);
+            assert_eq!(read(&h), 0x3_0000_0005, "csr {low:#x}");
+            // All ones wraps to zero.
+            retire_and_write(&mut h, high, u32::MAX);
+            retire_and_write(&mut h, low, u32::MAX);
+            assert_eq!(read(&h), u64::MAX);
+            retire(&mut h);
+            assert_eq!(read(&h), 0);
+            assert_eq!(h.csr_read(high, 0).unwrap(), 0);
+        }
+    }
+
+    #[test]
+    fn minstret_and_mcycle_are_written_apart_and_instret_keeps_counting() {
+        let mut h = Hart::new();
+        retire_and_write(&mut h, MINSTRET, 7);
+        retire_and_write(&mut h, MCYCLE, 1000);
+        retire(&mut h);
+        assert_eq!(h.minstret(), 9);
+        assert_eq!(h.cycle(), 1001);
+        assert_eq!(
+            h.csr_read(INSTRET, 0).unwrap(),
+            9,
+            "instret shadows minstret"
+        );
+        assert_eq!(h.instret, 3, "the engine's count is not moved by writes");
+    }
+
+    #[test]
+    fn trigger_csrs_say_that_no_trigger_exists() {
+        let mut h = Hart::new();
+        for num in [TSELECT, TDATA1, TDATA2, TDATA3, TCONTROL] {
+            assert_eq!(h.csr_read(num, 0).unwrap(), 0, "csr {num:#x}");
+            h.csr_write(num, u32::MAX, 0).unwrap();
+            assert_eq!(h.csr_read(num, 0).unwrap(), 0, "csr {num:#x} is WARL 0");
+        }
+        assert_eq!(h.csr_read(TINFO, 0).unwrap(), TINFO_NO_TRIGGER);
+        h.csr_write(TINFO, 0x4, 0).unwrap();
+        assert_eq!(
+            h.csr_read(TINFO, 0).unwrap(),
+            1,
+            "writing tinfo has no effect"
+        );
+        // mcontext (no trigger uses it) and the Debug-Mode-only registers do not exist.
+        for num in [0x7a8, 0x7aa, 0x7b0, 0x7b1, 0x7b2] {
+            assert_eq!(
+                h.csr_read(num, 0x73),
+                Err(Trap::illegal(0x73)),
+                "csr {num:#x}"
+            );
+        }
+        for prv in [Priv::Supervisor, Priv::User] {
+            h.prv = prv;
+            for num in [TSELECT, TDATA1, TDATA2, TDATA3, TINFO, TCONTROL] {
+                assert!(h.csr_read(num, 0).is_err(), "{prv:?} reads csr {num:#x}");
+                assert!(
+                    h.csr_write(num, 0, 0).is_err(),
+                    "{prv:?} writes csr {num:#x}"
+                );
+            }
+        }
     }
 }

@@ -90,6 +90,7 @@ impl super::Hart {
         };
         let to_s = self.prv <= Priv::Supervisor && code < 32 && deleg >> code & 1 != 0;
         let old_prv = self.prv;
+        let old_data_priv = self.effective_priv(super::Access::Read);
         let c = &mut self.csr;
         if to_s {
             c.sepc = self.pc;
@@ -118,8 +119,10 @@ impl super::Hart {
             self.prv = Priv::Machine;
             self.pc = trap_vector(c.mtvec, is_irq, code);
         }
-        if self.prv != old_prv {
-            // TLB entries carry the permissions of the privilege level that filled them.
+        // TLB entries carry the translation and permissions of the privilege level that
+        // filled them. A trap from M to M changes no privilege, but with MPRV set it changes
+        // the one loads and stores run at (MPP becomes M).
+        if self.prv != old_prv || self.effective_priv(super::Access::Read) != old_data_priv {
             self.tlb.flush();
         }
     }
@@ -214,5 +217,39 @@ impl super::Hart {
                 cause: INTERRUPT_BIT | code,
                 tval: 0,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::csr::{MSTATUS_MPP_SHIFT, MSTATUS_MPRV};
+    use crate::cpu::{Access, Hart, Priv};
+
+    #[test]
+    fn trap_into_m_with_mprv_drops_translations_of_the_old_mpp() {
+        let mut h = Hart::new();
+        h.csr.mstatus |= MSTATUS_MPRV | (Priv::Supervisor as u32) << MSTATUS_MPP_SHIFT;
+        let page = [0u8; 4096];
+        h.tlb
+            .insert(0x8040_0000, Access::Read, page.as_ptr() as *mut u8);
+        assert!(h.tlb.lookup(0x8040_0000, Access::Read).is_some());
+        h.take_trap(Trap::new(Exception::LoadPageFault, 0x4000_3000));
+        assert_eq!(h.prv, Priv::Machine);
+        assert_eq!(h.effective_priv(Access::Read), Priv::Machine, "MPP = M now");
+        assert!(
+            h.tlb.lookup(0x8040_0000, Access::Read).is_none(),
+            "an S-mode translation must not serve M-mode loads"
+        );
+    }
+
+    #[test]
+    fn trap_from_m_to_m_without_mprv_keeps_the_tlb() {
+        let mut h = Hart::new();
+        let page = [0u8; 4096];
+        h.tlb
+            .insert(0x8000_0000, Access::Read, page.as_ptr() as *mut u8);
+        h.take_trap(Trap::new(Exception::EcallFromM, 0));
+        assert!(h.tlb.lookup(0x8000_0000, Access::Read).is_some());
     }
 }

@@ -89,6 +89,19 @@ impl GuestRam {
     }
 }
 
+/// Page tables live in guest RAM: the one Sv32 walker (`cpu::mmu`) reads and updates PTEs here
+/// for the machine and the bare-metal platform alike. A PTE address outside RAM is an access
+/// fault.
+impl crate::cpu::mmu::PageTableMemory for GuestRam {
+    fn read_pte(&mut self, pa: u64) -> Option<u32> {
+        self.read_u32(pa)
+    }
+
+    fn write_pte(&mut self, pa: u64, pte: u32) -> bool {
+        self.write(pa, &pte.to_le_bytes())
+    }
+}
+
 impl Drop for GuestRam {
     fn drop(&mut self) {
         // SAFETY: `ptr`/`size` describe the mapping created in `new`, unmapped only here.

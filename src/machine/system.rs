@@ -16,7 +16,7 @@ use super::map;
 use super::ram::GuestRam;
 use super::terminal::{self, HostRequests};
 use crate::cpu::csr::{IRQ_MEI, IRQ_MSI, IRQ_MTI, IRQ_SEI, IRQ_STI};
-use crate::cpu::mmu::{access_fault, PageTableMemory};
+use crate::cpu::mmu::access_fault;
 use crate::cpu::{Access, Exception, Hart, Trap};
 use crate::exec::{Platform, Resume, Stop, Target};
 
@@ -332,17 +332,6 @@ impl System {
     }
 }
 
-struct PhysMem<'a>(&'a mut GuestRam);
-
-impl PageTableMemory for PhysMem<'_> {
-    fn read_pte(&mut self, pa: u64) -> Option<u32> {
-        self.0.read_u32(pa)
-    }
-    fn write_pte(&mut self, pa: u64, pte: u32) -> bool {
-        self.0.write(pa, &pte.to_le_bytes())
-    }
-}
-
 /// The SBI's view of the machine during one call.
 struct SbiView<'a> {
     system: &'a mut System,
@@ -388,7 +377,7 @@ impl SbiHost for SbiView<'_> {
 
 impl Platform for System {
     fn translate(&mut self, hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
-        let t = hart.translate(&mut PhysMem(&mut self.ram), va, access)?;
+        let t = hart.translate(&mut self.ram, va, access)?;
         if let Some(host) = self.ram.host(t.pa, 1) {
             return Ok(Target::Ram {
                 host,
