@@ -11,9 +11,13 @@
  *    times, then asks the kernel (ecall) to remap that page to other code
  *    with only sfence.vma (no fence.i): the same calls must now run the
  *    new code (decoded and compiled blocks must not outlive the mapping).
+ *    Then the kernel switches between two address spaces (ASIDs 1 and 0)
+ *    that map the page to different code, by satp writes alone.
  *  - The kernel checks the faults it saw (cause, stval, in order) and that
  *    the hardware set A and D in the PTEs (read back), in its own megapage
- *    PTE too; then SUM and MXR from S-mode. It reports through `tohost` at
+ *    PTE too; then SUM and MXR from S-mode, and that satp writes alone
+ *    (no privilege change, no sfence.vma) switch both data and code
+ *    translations between the two address spaces. It reports through `tohost` at
  *    its kernel virtual address: the HTIF watch is on the physical address.
  *
  * Anything that traps to M fails with 100 + mcause (e.g. 101: the fetch
@@ -30,14 +34,17 @@
 /* S-mode test mappings (MXR). */
 #define S_XONLY_VA  0x00040000  /* supervisor page, X only -> user_fn_one */
 #define U_XONLY_VA  0x00041000  /* user page, X only -> user_fn_one */
+#define S_FN_VA     0x00050000  /* supervisor code: user_fn_one / user_fn_two */
 
 /* U -> kernel requests (a7 at ecall). */
 #define REQ_REMAP   1
 #define REQ_DONE    2
 #define REQ_FAIL    3           /* a0 = case number */
+#define REQ_SWITCH  4           /* toggle satp between root_b and root_pt */
 
 #define POOL_PAGES  8
 #define LOG_MAX     16
+#define LOG_ENTRIES 11          /* traps the kernel expects: expected_log */
 
 /* Expect the next S-mode access to trap to S; resume at `label`. */
 #define S_EXPECT(label)                                                  \
@@ -227,6 +234,8 @@ u_ecall:
     beq a7, t2, 1f
     li t2, REQ_DONE
     beq a7, t2, kernel_checks
+    li t2, REQ_SWITCH
+    beq a7, t2, u_switch
     li t2, REQ_FAIL
     lw a0, 16(sp)
     beq a7, t2, report
@@ -239,6 +248,58 @@ u_ecall:
     sub a1, a1, t2
     li a2, PTE_V | PTE_R | PTE_X | PTE_U
     call map_user_page
+    j u_return
+
+/* The first switch builds root_b: root_pt's copy whose user table maps
+ * U_FN_VA to user_fn_one (root_pt maps it to user_fn_two by now), then
+ * fences once. Every switch after that is a satp write alone. */
+u_switch:
+    lla t2, switch_count
+    lw t3, 0(t2)
+    addi t4, t3, 1
+    sw t4, 0(t2)
+    bnez t3, 3f
+    lla a0, root_pt
+    lla a1, root_b
+    call copy_page
+    lla a0, user_l0
+    lla a1, user_l0_b
+    call copy_page
+    li t2, KOFF
+    lla a1, user_l0_b
+    sub a1, a1, t2
+    MAKE_PTE(t4, a1, PTE_V)
+    lla a0, root_b
+    sw t4, 0(a0)
+    lla a1, user_fn_one
+    sub a1, a1, t2
+    MAKE_PTE(t4, a1, PTE_V | PTE_R | PTE_X | PTE_U)
+    lla a0, user_l0_b
+    sw t4, 4 * (U_FN_VA >> 12)(a0)
+    sfence.vma
+3:  andi t3, t3, 1
+    lla a0, root_b
+    li a1, SATP_SV32 | (1 << 22)    /* ASID 1 */
+    beqz t3, 4f
+    lla a0, root_pt
+    li a1, SATP_SV32                /* ASID 0 */
+4:  li t2, KOFF
+    sub a0, a0, t2
+    srli a0, a0, 12
+    or a0, a0, a1
+    csrw satp, a0
+    j u_return
+
+/* Copy the 4 KiB page at a0 to a1. Clobbers a0-a2, t4. */
+copy_page:
+    li a2, 1024
+1:  lw t4, 0(a0)
+    sw t4, 0(a1)
+    addi a0, a0, 4
+    addi a1, a1, 4
+    addi a2, a2, -1
+    bnez a2, 1b
+    ret
 
 u_return:
     lw ra, 0(sp)
@@ -277,9 +338,9 @@ kernel_checks:
     lla s0, fault_log
     lla t0, fault_count
     lw t0, 0(t0)
-    CHECK_EQ(t0, 7)
+    CHECK_EQ(t0, LOG_ENTRIES)
     lla s1, expected_log
-    li s2, 20
+    li s2, 2 * LOG_ENTRIES
 1:  lw t0, 0(s0)
     lw t1, 0(s1)
     CHECK_REGS(t0, t1)
@@ -413,6 +474,79 @@ kernel_checks:
     lw t0, 4 * (S_XONLY_VA >> 12)(s0)
     CHECK_MASKED(t0, PTE_A | PTE_D, PTE_A)
 
+    /* root_b (built at the U program's first switch) now maps U_DATA_B
+     * to U_DATA_A's page, and S_FN_VA to user_fn_two where root_pt maps
+     * it to user_fn_one (supervisor pages). One fence for the new PTEs,
+     * then satp writes alone. */
+    lla s0, user_l0
+    lla s1, user_l0_b
+    li t1, 4 * (U_DATA_A >> 12)
+    add t1, s0, t1
+    lw t0, 0(t1)
+    li t1, 4 * (U_DATA_B >> 12)
+    add t1, s1, t1
+    sw t0, 0(t1)
+    li t2, KOFF
+    lla a1, user_fn_one
+    sub a1, a1, t2
+    MAKE_PTE(t0, a1, PTE_V | PTE_R | PTE_X)
+    sw t0, 4 * (S_FN_VA >> 12)(s0)
+    lla a1, user_fn_two
+    sub a1, a1, t2
+    MAKE_PTE(t0, a1, PTE_V | PTE_R | PTE_X)
+    sw t0, 4 * (S_FN_VA >> 12)(s1)
+    sfence.vma
+    lla s4, root_pt
+    sub s4, s4, t2
+    srli s4, s4, 12
+    li t0, SATP_SV32            /* ASID 0 */
+    or s4, s4, t0
+    lla s5, root_b
+    sub s5, s5, t2
+    srli s5, s5, 12
+    li t0, SATP_SV32 | (1 << 22) /* ASID 1 */
+    or s5, s5, t0
+
+    li TESTNUM, 17              /* 17: satp writes alone switch data translations */
+    li s0, U_DATA_B             /* SUM is still set */
+    lw t0, 4(s0)
+    CHECK_EQ(t0, 0)
+    csrw satp, s5
+    lw t0, 4(s0)
+    CHECK_EQ(t0, 0x1234abcd)
+    csrw satp, s4
+    lw t0, 4(s0)
+    CHECK_EQ(t0, 0)
+
+    li TESTNUM, 18              /* 18: ... and code translations */
+    li s0, S_FN_VA
+    jalr s0
+    CHECK_EQ(a0, 1)
+    csrw satp, s5
+    jalr s0
+    CHECK_EQ(a0, 2)
+    csrw satp, s4
+    jalr s0
+    CHECK_EQ(a0, 1)
+
+    li TESTNUM, 19              /* 19: sfence.vma alone makes a remap visible */
+    lla s1, user_l0
+    lla t1, user_l0_b
+    lw t0, 4 * (S_FN_VA >> 12)(t1)
+    sw t0, 4 * (S_FN_VA >> 12)(s1)      /* S_FN_VA -> user_fn_two */
+    li t1, 4 * (U_DATA_A >> 12)
+    add t1, s1, t1
+    lw t0, 0(t1)
+    li t1, 4 * (U_DATA_B >> 12)
+    add t1, s1, t1
+    sw t0, 0(t1)                        /* U_DATA_B -> U_DATA_A's page */
+    sfence.vma
+    jalr s0
+    CHECK_EQ(a0, 2)
+    li s0, U_DATA_B
+    lw t0, 4(s0)
+    CHECK_EQ(t0, 0x1234abcd)
+
     li a0, 0
     j report
 
@@ -476,6 +610,27 @@ user_main:
     bne a0, t0, u_fail
     addi s3, s3, -1
     bnez s3, 2b
+    /* Two address spaces, switched by satp writes alone. */
+    li a7, REQ_SWITCH           /* root_b, ASID 1: user_fn_one */
+    ecall
+    jal user_fn_one
+    li a6, 26
+    li t0, 1
+    bne a0, t0, u_fail
+    li a7, REQ_SWITCH           /* root_pt, ASID 0: user_fn_two */
+    ecall
+    jal user_fn_one
+    li a6, 27
+    li t0, 2
+    bne a0, t0, u_fail
+    li a7, REQ_SWITCH           /* root_b again */
+    ecall
+    jal user_fn_one
+    li a6, 28
+    li t0, 1
+    bne a0, t0, u_fail
+    li a7, REQ_SWITCH           /* and back */
+    ecall
     li t0, 0x600d
     sw t0, 0(s2)                /* the result word the kernel reads */
     li a7, REQ_DONE
@@ -505,12 +660,14 @@ expected_log:
     .word CAUSE_LOAD_PAGE, U_DATA_B + 8
     .word CAUSE_STORE_PAGE, U_DATA_C + 16
     .word CAUSE_FETCH_PAGE, U_FN_VA
+    .word CAUSE_ECALL_U, 0      /* remap */
+    .word CAUSE_ECALL_U, 0      /* four switches */
     .word CAUSE_ECALL_U, 0
     .word CAUSE_ECALL_U, 0
-    .word 0, 0
-    .word 0, 0
-    .word 0, 0
+    .word CAUSE_ECALL_U, 0
+    .word CAUSE_ECALL_U, 0      /* done */
 fault_count: .word 0
+switch_count: .word 0
 pool_next:   .word 0
 s_resume:    .word 0
 s_record:    .word 0, 0
@@ -519,6 +676,8 @@ s_record:    .word 0, 0
     .balign 4096
 root_pt:    .skip 4096
 user_l0:    .skip 4096
+root_b:     .skip 4096
+user_l0_b:  .skip 4096
 page_pool:  .skip 4096 * POOL_PAGES
 fault_log:  .skip 8 * LOG_MAX
 u_save:     .skip 64
