@@ -298,3 +298,17 @@ fn devices_fifos_and_huge_files_are_refused_before_reading() {
     let _ = std::fs::remove_file(&huge);
     assert_clean_error(&out, "8589934592 bytes");
 }
+
+/// Every program in tests/bare/ is named (so built and run) by a test in this file.
+#[test]
+fn every_program_has_a_test() {
+    let this_file = std::fs::read_to_string(common::repo_root().join("tests/bare.rs"))
+        .expect("read tests/bare.rs");
+    for source in common::files_with_extension(&common::repo_root().join("tests/bare"), "S") {
+        let name = source.file_stem().unwrap().to_string_lossy().into_owned();
+        assert!(
+            this_file.contains(&format!("\"{name}\"")),
+            "tests/bare/{name}.S is not run by any test in tests/bare.rs"
+        );
+    }
+}
