@@ -34,7 +34,7 @@ const TOHOST_SIZE: u64 = 8;
 /// (for instance a fault in the trap handler itself).
 const TRAP_LOOP_LIMIT: u32 = 64;
 
-/// Errors before the program runs.
+/// Why a bare-metal program could not run or report a result.
 #[derive(Debug, thiserror::Error)]
 pub enum BareError {
     /// The ELF file could not be read, or is not a regular file of a sensible size.
@@ -402,6 +402,7 @@ fn write_signature(
     (begin, end): (u32, u32),
     out: &Path,
 ) -> Result<(), BareError> {
+    // `signature_range` checked that the region is RAM.
     let bytes = machine
         .ram
         .bytes(begin as u64, (end - begin) as u64)
