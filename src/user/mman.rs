@@ -173,7 +173,6 @@ impl Process {
                 offset: file_offset,
                 shared: Some(SharedObject {
                     fd: Rc::new(dup_cloexec(host)?),
-                    anonymous: false,
                     writable,
                 }),
             }),
@@ -377,10 +376,8 @@ impl Process {
             self.mem.map(start, len, tail.perms);
             return Ok(());
         };
-        if let Some(object) = mapping.shared.as_ref().filter(|o| o.anonymous) {
-            // Shared anonymous memory grows its memfd so the new pages exist.
-            grow_object(object.fd.as_raw_fd(), mapping.offset + len)?;
-        }
+        // As on Linux, shared anonymous memory does not grow with its mapping: pages past the
+        // object's end raise SIGBUS.
         self.mem
             .map_shared(start, len, tail.perms, mapping)
             .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::ENOMEM)))
@@ -438,8 +435,8 @@ struct GrowthSource {
     mapping: Option<Mapping>,
 }
 
-/// Make the memfd behind shared anonymous memory at least `size` bytes long.
-fn grow_object(fd: RawFd, size: u64) -> Result<(), SysError> {
+/// Make the memfd behind new shared anonymous memory `size` bytes long.
+fn size_object(fd: RawFd, size: u64) -> Result<(), SysError> {
     // SAFETY: all-zero is a valid stat; valid out-pointer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
@@ -457,7 +454,7 @@ fn grow_object(fd: RawFd, size: u64) -> Result<(), SysError> {
 }
 
 /// Shared anonymous memory of `len` bytes: a memfd (so a forked child shares it and mremap can
-/// grow it), shown in /proc/self/maps as Linux shows shmem, `/dev/zero (deleted)`.
+/// move it), shown in /proc/self/maps as Linux shows shmem, `/dev/zero (deleted)`.
 fn shared_anonymous_memory(len: u64) -> Result<Mapping, SysError> {
     // SAFETY: the name is a NUL-terminated literal; memfd_create has no other memory effects.
     let fd = unsafe { libc::memfd_create(c"rv32vm-shared-anon".as_ptr(), libc::MFD_CLOEXEC) };
@@ -466,7 +463,7 @@ fn shared_anonymous_memory(len: u64) -> Result<Mapping, SysError> {
     }
     // SAFETY: `fd` was just created and is owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    grow_object(fd.as_raw_fd(), len)?;
+    size_object(fd.as_raw_fd(), len)?;
     Ok(Mapping {
         name: MapName::File(Rc::new(FileId::of_fd(
             fd.as_raw_fd(),
@@ -475,7 +472,6 @@ fn shared_anonymous_memory(len: u64) -> Result<Mapping, SysError> {
         offset: 0,
         shared: Some(SharedObject {
             fd: Rc::new(fd),
-            anonymous: true,
             writable: true,
         }),
     })

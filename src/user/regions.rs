@@ -50,8 +50,6 @@ pub enum MapName {
 pub struct SharedObject {
     /// The host file (or memfd) mapped MAP_SHARED at the guest pages.
     pub fd: Rc<OwnedFd>,
-    /// Shared anonymous memory (a memfd): growing the mapping grows the object.
-    pub anonymous: bool,
     /// The host file was opened for writing: the guest may make the mapping writable.
     pub writable: bool,
 }
