@@ -622,7 +622,9 @@ impl Drop for GuestMemory {
 
 #[cfg(test)]
 mod tests {
+    use super::super::regions::SharedObject;
     use super::*;
+    use std::os::fd::OwnedFd;
 
     #[test]
     fn permissions_are_enforced() {
@@ -684,6 +686,126 @@ mod tests {
         m.write(0x7004, b"x").expect("write");
         assert!(m.take_code_written());
         assert!(!m.take_code_written());
+    }
+
+    /// A temporary host file of `len` bytes of `fill`, open read-write (or read-only).
+    fn temp_file(tag: &str, len: usize, fill: u8, writable: bool) -> (std::path::PathBuf, OwnedFd) {
+        let path = std::env::temp_dir().join(format!(
+            "rv32vm-mem-{}-{tag}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&path, vec![fill; len]).expect("write temp file");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .open(&path)
+            .expect("open temp file");
+        (path, OwnedFd::from(file))
+    }
+
+    fn shared(fd: OwnedFd, writable: bool, offset: u64) -> Mapping {
+        Mapping {
+            name: super::super::regions::MapName::Anonymous,
+            offset,
+            shared: Some(SharedObject {
+                fd: std::rc::Rc::new(fd),
+                writable,
+            }),
+        }
+    }
+
+    fn pread_byte(fd: &OwnedFd, at: u64) -> u8 {
+        let mut b = [0u8; 1];
+        std::os::unix::fs::FileExt::read_exact_at(
+            &std::fs::File::from(fd.try_clone().expect("dup")),
+            &mut b,
+            at,
+        )
+        .expect("pread");
+        b[0]
+    }
+
+    #[test]
+    fn shared_mappings_are_the_file() {
+        let (path, fd) = temp_file("shared", 0x3000, b'a', true);
+        let check_fd = fd.try_clone().expect("dup");
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map_shared(
+            0x40_0000,
+            0x2000,
+            perm::R | perm::W,
+            shared(fd, true, 0x1000),
+        )
+        .expect("map shared");
+        m.write(0x40_0010, b"X").expect("write");
+        assert_eq!(
+            pread_byte(&check_fd, 0x1010),
+            b'X',
+            "store reaches the file"
+        );
+        // Moving keeps the sharing.
+        m.move_range(0x40_0000, 0x50_0000, 0x2000);
+        m.write(0x50_1000, b"Y").expect("write moved");
+        assert_eq!(
+            pread_byte(&check_fd, 0x2000),
+            b'Y',
+            "moved mapping is still the file"
+        );
+        assert!(m.is_free(0x40_0000, 0x2000));
+        // Unmapping puts private memory back: the file no longer changes.
+        m.unmap(0x50_0000, 0x2000);
+        m.map(0x50_0000, 0x2000, perm::R | perm::W);
+        assert_eq!(
+            m.slice(0x50_1000, 1).expect("read"),
+            &[0],
+            "fresh private memory"
+        );
+        m.write(0x50_1000, b"Z").expect("write private");
+        assert_eq!(
+            pread_byte(&check_fd, 0x2000),
+            b'Y',
+            "private store stays private"
+        );
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn read_only_shared_mappings_never_become_writable() {
+        let (path, fd) = temp_file("readonly", 0x1000, b'r', false);
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map_shared(0x40_0000, 0x1000, perm::R, shared(fd, false, 0))
+            .expect("map shared read-only");
+        assert_eq!(
+            m.protect(0x40_0000, 0x1000, perm::R | perm::W),
+            Err(ProtectError::ReadOnlyFile)
+        );
+        assert_eq!(m.protect(0x40_0000, 0x1000, 0), Ok(()), "PROT_NONE is fine");
+        // /proc/self/mem may read it (forced), but never write it.
+        let mut b = [0u8; 2];
+        assert_eq!(m.read_forced(0x40_0000, &mut b), 2);
+        assert_eq!(&b, b"rr");
+        assert_eq!(m.write_forced(0x40_0000, b"w"), 0);
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn forced_access_ignores_protection_and_stops_at_holes() {
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map(0x1000, 0x1000, 0);
+        assert_eq!(
+            m.write_forced(0x1ffe, b"abcd"),
+            2,
+            "stops at the unmapped page"
+        );
+        let mut b = [0u8; 4];
+        assert_eq!(m.read_forced(0x1ffe, &mut b), 2);
+        assert_eq!(&b[..2], b"ab");
+        assert_eq!(m.read_forced(0x5000, &mut b), 0);
+        assert!(!m.take_code_written());
+        m.map(0x7000, 0x1000, perm::R | perm::X);
+        assert_eq!(m.write_forced(0x7000, b"x"), 1);
+        assert!(m.take_code_written(), "forced writes into code are noticed");
     }
 
     #[test]
