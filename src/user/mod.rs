@@ -2,12 +2,13 @@
 //! static RV32 Linux ELF runs in U-mode on the engine; its ecalls are Linux syscalls served by
 //! the host, its misaligned accesses are emulated as the kernel would, signals reach its
 //! handlers (or kill it as they would a real process), fork forks the host process and execve
-//! loads the new program in place.
+//! loads the new program in place (or, for a host program, is the host's execve).
 //!
-//! Modules: `mem` (guest address space and page permissions), `loader` + `stack` (ELF
-//! segments, initial stack and auxv), `syscall` (dispatch and small calls), `fs` (fd table,
-//! file calls), `mman` (brk/mmap family), `signal`, `proc` (clone/execve/wait),
-//! `misaligned` (load/store emulation).
+//! Modules: `mem` (guest address space and page permissions), `regions` (what each mapping
+//! is: names and shared host objects), `loader` + `stack` (ELF segments, initial stack and
+//! auxv), `syscall` (dispatch and small calls), `fs` (fd table, file calls), `procfs` (the
+//! guest's own /proc/self files), `mman` (brk/mmap family), `signal` (including host signals),
+//! `proc` (clone/execve/wait), `misaligned` (load/store emulation).
 //!
 //! Address-space layout (all guest virtual):
 //!
