@@ -489,7 +489,7 @@ fn dup_cloexec(fd: RawFd) -> Result<OwnedFd, SysError> {
 }
 
 /// The path of the file open as host fd `fd` (what /proc/self/maps shows for its mappings).
-pub(super) fn host_fd_path(fd: RawFd) -> Vec<u8> {
+fn host_fd_path(fd: RawFd) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
     std::fs::read_link(format!("/proc/self/fd/{fd}"))
         .map(|p| p.as_os_str().as_bytes().to_vec())

@@ -150,12 +150,14 @@ fn default_ignored(signo: i32) -> bool {
 /// Whether a host signal is forwarded to the guest (its host disposition and mask follow the
 /// guest's). Synchronous fault signals stay with the host (they would be our own crashes);
 /// SIGKILL and SIGSTOP cannot be caught or blocked.
-fn forwarded(signo: i32) -> bool {
+const fn forwarded(signo: i32) -> bool {
     use sig::*;
-    !matches!(
-        signo,
-        SIGILL | SIGTRAP | SIGBUS | SIGFPE | SIGKILL | SIGSEGV | SIGSTOP
-    ) && (1..=31).contains(&signo)
+    signo >= 1
+        && signo <= 31
+        && !matches!(
+            signo,
+            SIGILL | SIGTRAP | SIGBUS | SIGFPE | SIGKILL | SIGSEGV | SIGSTOP
+        )
 }
 
 /// The mask bits of every forwarded signal.
@@ -163,19 +165,13 @@ const FORWARDED: u64 = {
     let mut set = 0u64;
     let mut signo = 1;
     while signo <= 31 {
-        if !matches!(signo, 4 | 5 | 7 | 8 | 9 | 11 | 19) {
-            set |= 1 << (signo - 1);
+        if forwarded(signo) {
+            set |= bit(signo);
         }
         signo += 1;
     }
     set
 };
-
-/// Whether the default action of `signo` stops the process (job control: the host stops).
-fn default_stops(signo: i32) -> bool {
-    use sig::*;
-    matches!(signo, SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU)
-}
 
 /// A guest `struct sigaction` (riscv: handler, flags, 64-bit mask).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -320,7 +316,9 @@ impl SignalState {
         }
         let host_handler = match handler {
             SIG_IGN => libc::SIG_IGN,
-            SIG_DFL if default_ignored(signo) || default_stops(signo) => libc::SIG_DFL,
+            // Default ignore, or stop: the host's default (a stop signal stops rv32vm, as it
+            // stops qemu-user).
+            SIG_DFL if default_ignored(signo) => libc::SIG_DFL,
             // A handler, or a default action that kills: record it for delivery between
             // blocks, so the guest's mask applies and rv32vm dies in good order.
             _ => record_host_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
@@ -962,6 +960,25 @@ mod tests {
         s.mask = bit(SIGINT);
         assert_eq!(s.next_deliverable(s.mask), None);
         assert_eq!(s.next_deliverable(0), Some(SIGINT));
+    }
+
+    #[test]
+    fn forwarded_signals_are_the_asynchronous_ones() {
+        const SIGHUP: i32 = 1;
+        const SIGTERM: i32 = 15;
+        for signo in [SIGHUP, SIGTERM, sig::SIGPIPE, sig::SIGCHLD, sig::SIGWINCH] {
+            assert!(FORWARDED & bit(signo) != 0, "{}", signal_name(signo));
+        }
+        for signo in [
+            sig::SIGSEGV,
+            sig::SIGBUS,
+            sig::SIGILL,
+            sig::SIGKILL,
+            sig::SIGSTOP,
+        ] {
+            assert!(FORWARDED & bit(signo) == 0, "{}", signal_name(signo));
+        }
+        assert_eq!(FORWARDED >> 31, 0, "no real-time signals");
     }
 
     #[test]
