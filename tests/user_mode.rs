@@ -9,7 +9,10 @@ mod guest_harness;
 use std::ffi::OsString;
 use std::path::Path;
 
-use guest_harness::{build_guests, compare_with_qemu, ExpectedEnd, GuestRun};
+use guest_harness::{
+    build_guests, compare_with_qemu, divergence, rv32vm_binary, tail, ExpectedEnd, GuestRun,
+    Outcome, Runner, ScratchDir,
+};
 
 /// Setup for programs that take a scratch directory: `scratch/` inside the run directory.
 fn make_scratch(dir: &Path) {
@@ -86,7 +89,13 @@ guest_tests! {
     fp_vectors => [], ExpectedEnd::Exit(0);
     signals => [], ExpectedEnd::Exit(0);
     killed_by_signal => [], ExpectedEnd::Signal(15);
+    shared_mmap => ["scratch"], ExpectedEnd::Exit(0);
+    procfs => ["scratch", "x", "y z", ""], ExpectedEnd::Exit(0);
+    exec_host => ["scratch"], ExpectedEnd::Exit(5);
 }
+
+/// Guest programs with a test of their own below (not a plain comparison).
+const PROGRAMS_WITH_OWN_TESTS: &[&str] = &["host_signals", "proc_self_mem"];
 
 /// The misaligned-access program must print the same with `-m` (host does the misaligned
 /// access directly) as without (trap and emulate, as Linux does).
@@ -110,7 +119,10 @@ fn every_guest_program_is_tested() {
                 .map(|stem| stem.to_string_lossy().into_owned())
                 .unwrap_or_default();
             // The benchmark is not a test (scripts/bench-user.sh runs it).
-            if stem != "bench" && !TESTED_PROGRAMS.contains(&stem.as_str()) {
+            if stem != "bench"
+                && !TESTED_PROGRAMS.contains(&stem.as_str())
+                && !PROGRAMS_WITH_OWN_TESTS.contains(&stem.as_str())
+            {
                 untested.push(stem);
             }
         }
@@ -160,4 +172,208 @@ fn harness_reports_divergences() {
     };
     let report = divergence(&exited(b"same\n", 0), &killed).expect("timeout must be reported");
     assert!(report.contains("time limit"), "{report}");
+}
+
+/// The signals `host_signals` asks for: at its line "READY n", the harness sends these.
+const HOST_SIGNAL_PLAN: &[(&str, &[i32])] = &[
+    ("READY 1", &[libc::SIGHUP, libc::SIGTERM]),
+    ("READY 2", &[libc::SIGUSR1]),
+    ("READY 3", &[libc::SIGUSR2]),
+    ("READY 4", &[libc::SIGINT]),
+    ("READY 5", &[libc::SIGWINCH]),
+];
+
+/// Runs `program` under `runner`, sending signals to the emulator process as
+/// [`HOST_SIGNAL_PLAN`] says when the guest prints its READY lines.
+fn run_sending_signals(runner: &Runner, program: &Path) -> Outcome {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::Instant;
+
+    let scratch = ScratchDir::new("host_signals");
+    let mut command = runner.command(program, &[]);
+    command.current_dir(scratch.path());
+    guest_harness::set_guest_environment(&mut command);
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot start {}: {error}", runner.label()));
+    let pid = child.id() as i32;
+    let stderr = child.stderr.take().map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+            bytes
+        })
+    });
+    let (lines_tx, lines) = mpsc::channel::<Vec<u8>>();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(stdout);
+        loop {
+            let mut line = Vec::new();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if lines_tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let deadline = started + guest_harness::RUN_TIME_LIMIT;
+    let mut output = Vec::new();
+    let mut timed_out = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                let text = String::from_utf8_lossy(&line);
+                for (marker, signals) in HOST_SIGNAL_PLAN {
+                    if text.trim_end() == *marker {
+                        for &signal in *signals {
+                            // SAFETY: kill has no memory effects; `pid` is our own child, which
+                            // has not been reaped yet (we wait for it below).
+                            unsafe { libc::kill(pid, signal) };
+                        }
+                    }
+                }
+                output.extend_from_slice(&line);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                timed_out = true;
+                let _ = child.kill();
+                break;
+            }
+        }
+    }
+    let status = child.wait().expect("wait for the emulator");
+    Outcome {
+        status: (!timed_out).then_some(status),
+        stdout: output,
+        stderr: stderr
+            .and_then(|handle| handle.join().ok())
+            .unwrap_or_default(),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Signals from another host process reach the guest through its mask and dispositions, as
+/// under qemu-riscv32: an ignored one is ignored, a blocked one stays pending (SIGTERM must not
+/// kill a guest that blocks it, a blocked SIGINT does not cut a sleep short), handlers run
+/// (also in a loop without system calls), and a pending SIGTERM kills once unblocked.
+#[test]
+fn host_signals() {
+    let program = build_guests().join("host_signals");
+    guest_harness::require_qemu();
+    let reference = run_sending_signals(&Runner::Qemu, &program);
+    assert_eq!(
+        reference.end(),
+        ExpectedEnd::Signal(libc::SIGTERM).describe(),
+        "qemu-riscv32 did not end as expected; stdout:\n{}\nstderr:\n{}",
+        tail(&reference.stdout, 20),
+        tail(&reference.stderr, 20)
+    );
+    let mut failures = Vec::new();
+    for tier in common::TIERS {
+        let runner = Runner::Rv32vm {
+            tier: (*tier).to_string(),
+            allow_misaligned: false,
+        };
+        let actual = run_sending_signals(&runner, &program);
+        if let Some(report) = divergence(&reference, &actual) {
+            failures.push(format!(
+                "under `{}`:\n{report}\nstdout tail:\n{}\nstderr tail:\n{}",
+                runner.label(),
+                tail(&actual.stdout, 20),
+                tail(&actual.stderr, 15)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// /proc/self/mem reads and writes guest memory at guest addresses. qemu-riscv32 passes these
+/// calls to the host (reading its own memory), so the program checks itself: every check
+/// must print "ok".
+#[test]
+fn proc_self_mem() {
+    const CHECKS: usize = 23;
+    let program = build_guests().join("proc_self_mem");
+    for tier in common::TIERS {
+        let runner = Runner::Rv32vm {
+            tier: (*tier).to_string(),
+            allow_misaligned: false,
+        };
+        let guest = GuestRun {
+            name: "proc_self_mem",
+            program: program.clone(),
+            args: Vec::new(),
+            setup: &no_setup,
+            expected_end: ExpectedEnd::Exit(0),
+            env: Vec::new(),
+        };
+        let outcome = guest.run(&runner);
+        let stdout = String::from_utf8_lossy(&outcome.stdout);
+        let oks = stdout.lines().filter(|l| l.starts_with("ok ")).count();
+        assert!(
+            outcome.end() == ExpectedEnd::Exit(0).describe()
+                && oks == CHECKS
+                && stdout
+                    .lines()
+                    .all(|l| l.starts_with("ok ") || l == "failures=0"),
+            "proc_self_mem under `{}` ({}, {oks} of {CHECKS} checks ok):\n{stdout}\nstderr:\n{}",
+            runner.label(),
+            outcome.end(),
+            tail(&outcome.stderr, 15)
+        );
+    }
+}
+
+/// `rv32vm run` refuses a program that is not a regular file, or is larger than any program
+/// can be, before reading it: a FIFO must not block, /dev/zero must not be read forever.
+#[test]
+fn programs_that_are_not_regular_files_are_refused_without_reading() {
+    use std::process::Command;
+    use std::time::Duration;
+
+    let scratch = ScratchDir::new("bad_programs");
+    let fifo = scratch.path().join("fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: `c_path` is a valid NUL-terminated path for the duration of the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let huge = scratch.path().join("huge");
+    std::fs::File::create(&huge)
+        .and_then(|f| f.set_len(3 << 30))
+        .expect("create a sparse 3 GiB file");
+    let cases: [(&Path, &str); 4] = [
+        (&fifo, "is a FIFO, not a regular file"),
+        (
+            Path::new("/dev/zero"),
+            "is a character device, not a regular file",
+        ),
+        (scratch.path(), "is a directory, not a regular file"),
+        (&huge, "more than the 1073741824 bytes that can be used"),
+    ];
+    for (program, message) in cases {
+        let outcome = common::run_capturing_bytes(
+            Command::new(rv32vm_binary()).arg("run").arg(program),
+            Duration::from_secs(30),
+        )
+        .expect("start rv32vm");
+        let stderr = String::from_utf8_lossy(&outcome.stderr);
+        assert!(
+            outcome.status.and_then(|s| s.code()) == Some(1) && stderr.contains(message),
+            "rv32vm run {}: expected status 1 and {message:?}, got {:?} after {:.1?}, stderr: {stderr}",
+            program.display(),
+            outcome.status,
+            outcome.elapsed
+        );
+    }
 }

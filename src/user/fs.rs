@@ -10,6 +10,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
 use super::mem::{perm, GuestMemory};
+use super::procfs::{proc_self_file, ProcSelfFile};
 use super::syscall::{errno, host_result, last_errno, SysError, SysResult};
 use super::Process;
 
@@ -36,12 +37,24 @@ enum HostFd {
     Owned(OwnedFd),
 }
 
+/// What a guest fd's host file is used for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FdKind {
+    /// Reads and writes go to the host file.
+    Plain,
+    /// The guest's `/proc/self/mem`: reads and writes are served from guest memory (the host
+    /// file only keeps the position and access mode).
+    GuestMem,
+}
+
 /// One open guest file descriptor.
 #[derive(Debug)]
 pub struct FdEntry {
     host: HostFd,
-    /// FD_CLOEXEC as the guest set it (only reported back: there is no execve).
+    /// FD_CLOEXEC as the guest set it.
     pub cloexec: bool,
+    /// How reads and writes on it are served.
+    pub kind: FdKind,
 }
 
 impl FdEntry {
@@ -70,6 +83,7 @@ impl FdTable {
             t.slots.push(open.then_some(FdEntry {
                 host: HostFd::Std(fd),
                 cloexec: false,
+                kind: FdKind::Plain,
             }));
         }
         t
@@ -98,6 +112,17 @@ impl FdTable {
 
     /// Install `host` at the lowest free guest fd >= `min`.
     pub fn insert(&mut self, host: OwnedFd, cloexec: bool, min: u32) -> Result<u32, SysError> {
+        self.insert_kind(host, cloexec, min, FdKind::Plain)
+    }
+
+    /// Install `host`, used as `kind`, at the lowest free guest fd >= `min`.
+    pub fn insert_kind(
+        &mut self,
+        host: OwnedFd,
+        cloexec: bool,
+        min: u32,
+        kind: FdKind,
+    ) -> Result<u32, SysError> {
         let mut fd = min as usize;
         while fd < self.slots.len() && self.slots[fd].is_some() {
             fd += 1;
@@ -105,27 +130,96 @@ impl FdTable {
         if fd >= MAX_FDS as usize {
             return Err(errno(libc::EMFILE));
         }
-        self.put(fd, host, cloexec);
+        self.put(fd, host, cloexec, kind);
         Ok(fd as u32)
     }
 
-    /// Install `host` at guest fd `fd`, closing what was there.
-    pub fn insert_at(&mut self, fd: u32, host: OwnedFd, cloexec: bool) -> Result<(), SysError> {
+    /// Install `host`, used as `kind`, at guest fd `fd`, closing what was there.
+    pub fn insert_at(
+        &mut self,
+        fd: u32,
+        host: OwnedFd,
+        cloexec: bool,
+        kind: FdKind,
+    ) -> Result<(), SysError> {
         if fd >= MAX_FDS {
             return Err(errno(libc::EBADF));
         }
-        self.put(fd as usize, host, cloexec);
+        self.put(fd as usize, host, cloexec, kind);
         Ok(())
     }
 
-    fn put(&mut self, fd: usize, host: OwnedFd, cloexec: bool) {
+    fn put(&mut self, fd: usize, host: OwnedFd, cloexec: bool, kind: FdKind) {
         if self.slots.len() <= fd {
             self.slots.resize_with(fd + 1, || None);
         }
         self.slots[fd] = Some(FdEntry {
             host: HostFd::Owned(host),
             cloexec,
+            kind,
         });
+    }
+
+    /// The open guest fds in order: (guest fd, entry).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &FdEntry)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(fd, e)| e.as_ref().map(|e| (fd as u32, e)))
+    }
+
+    /// Make the host fd table what a host program exec'd by the guest must inherit: each guest
+    /// fd without close-on-exec at its own number, every other low host fd close-on-exec.
+    /// [`HostFdLayout::restore`] undoes it if the exec fails.
+    pub fn place_for_host_exec(&self) -> Result<HostFdLayout, SysError> {
+        let targets: Vec<(RawFd, RawFd)> = self
+            .iter()
+            .filter(|(_, e)| !e.cloexec)
+            .map(|(g, e)| (g as RawFd, e.raw()))
+            .collect();
+        // Everything we move out of the way or keep for later goes above every target.
+        let top = targets
+            .iter()
+            .map(|&(g, _)| g + 1)
+            .max()
+            .unwrap_or(0)
+            .max(3);
+        let mut layout = HostFdLayout {
+            saved: Vec::new(),
+            sources: Vec::new(),
+        };
+        // Remember what the low host fds are now, to put them back on failure.
+        for fd in 0..top {
+            // SAFETY: F_GETFD only queries the descriptor flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            let copy = if flags >= 0 {
+                Some(dup_above(fd, top)?)
+            } else {
+                None
+            };
+            layout.saved.push((fd, copy, flags));
+        }
+        // Copy every source first: a target number may be another target's source.
+        for &(guest, host) in &targets {
+            layout.sources.push((guest, dup_above(host, top)?));
+        }
+        for (fd, _, flags) in &layout.saved {
+            if *flags >= 0 && !targets.iter().any(|&(g, _)| g == *fd) {
+                // SAFETY: sets the close-on-exec flag of an open descriptor; no memory effects.
+                unsafe { libc::fcntl(*fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            }
+        }
+        for (guest, source) in &layout.sources {
+            // SAFETY: dup2 onto a number below `top`; what was there is saved in
+            // `layout.saved` (and owned elsewhere, if at all, under the same number, which
+            // restore() makes refer to the same open file again). The new fd is inheritable.
+            if unsafe { libc::dup2(source.as_raw_fd(), *guest) } < 0 {
+                let error = last_errno();
+                layout.restore();
+                return Err(error);
+            }
+        }
+        Ok(layout)
     }
 
     /// Close every fd marked close-on-exec (execve).
@@ -144,6 +238,45 @@ impl FdTable {
             None => Err(errno(libc::EBADF)),
         }
     }
+}
+
+/// The host fds as they were before [`FdTable::place_for_host_exec`].
+pub struct HostFdLayout {
+    /// (fd, a copy of what it was, its F_GETFD flags or -1 if it was closed).
+    saved: Vec<(RawFd, Option<OwnedFd>, i32)>,
+    /// (guest fd, a copy of its host file) placed at the guest numbers.
+    sources: Vec<(RawFd, OwnedFd)>,
+}
+
+impl HostFdLayout {
+    /// Put every low host fd back as it was (the exec failed).
+    pub fn restore(self) {
+        for (fd, copy, flags) in &self.saved {
+            match copy {
+                // SAFETY: dup2 makes `fd` refer to the open file it referred to before (the
+                // copy holds it) and fcntl restores its flags; no memory effects.
+                Some(copy) => unsafe {
+                    libc::dup2(copy.as_raw_fd(), *fd);
+                    libc::fcntl(*fd, libc::F_SETFD, *flags);
+                },
+                // SAFETY: the number was closed before; close what we put there.
+                None => unsafe {
+                    libc::close(*fd);
+                },
+            }
+        }
+    }
+}
+
+/// A close-on-exec duplicate of `fd` numbered `min` or higher.
+fn dup_above(fd: RawFd, min: RawFd) -> Result<OwnedFd, SysError> {
+    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor and has no memory effects.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, min) };
+    if new < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: `new` is a freshly created descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
 
 /// A host fd duplicate of `raw` (close-on-exec on the host: our own children never inherit it).
@@ -202,13 +335,14 @@ fn encode_statfs64(host: &[u64; 15]) -> [u8; STATFS64_SIZE as usize] {
 }
 
 impl Process {
-    /// Read a guest path argument. `/proc/self/exe` names the emulated program, not us.
+    /// Read a guest path argument. `/proc/self/exe` (or `/proc/PID/exe`) names the emulated
+    /// program, not us.
     pub(super) fn guest_path(&self, va: u32) -> Result<CString, SysError> {
         let bytes = self
             .mem
             .read_cstr(va, PATH_MAX - 1)?
             .ok_or(errno(libc::ENAMETOOLONG))?;
-        if bytes == b"/proc/self/exe" {
+        if proc_self_file(&bytes, self.pid) == Some(ProcSelfFile::Exe) {
             return CString::new(self.exe_path.as_os_str().as_bytes())
                 .map_err(|_| errno(libc::ENOENT));
         }
@@ -227,6 +361,11 @@ impl Process {
 
     pub(super) fn sys_openat(&mut self, dirfd: u32, path: u32, flags: u32, mode: u32) -> SysResult {
         let path = self.guest_path(path)?;
+        if let Some(file) = proc_self_file(path.as_bytes(), self.pid) {
+            if let Some(fd) = self.open_proc_self(file, flags)? {
+                return Ok(fd);
+            }
+        }
         let host_dir = self.host_dirfd(dirfd, &path)?;
         // Open flags are the asm-generic values on both sides; add O_CLOEXEC on the host only.
         // SAFETY: `path` is a valid NUL-terminated string; openat has no other memory effects.
@@ -275,6 +414,9 @@ impl Process {
 
     pub(super) fn sys_read(&mut self, fd: u32, buf: u32, count: u32) -> SysResult {
         let host = self.fds.host(fd)?;
+        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
+            return self.guest_mem_io(host, buf, count, None, false);
+        }
         let (ptr, len) = self.out_buffer(buf, count)?;
         // SAFETY: `ptr..ptr+len` is guest-writable memory inside our reservation.
         host_result(unsafe { libc::read(host, ptr.cast(), len) } as i64)
@@ -282,6 +424,9 @@ impl Process {
 
     pub(super) fn sys_write(&mut self, fd: u32, buf: u32, count: u32) -> SysResult {
         let host = self.fds.host(fd)?;
+        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
+            return self.guest_mem_io(host, buf, count, None, true);
+        }
         let (ptr, len) = self.in_buffer(buf, count)?;
         // SAFETY: `ptr..ptr+len` is guest-readable memory inside our reservation.
         host_result(unsafe { libc::write(host, ptr.cast(), len) } as i64)
@@ -289,6 +434,9 @@ impl Process {
 
     pub(super) fn sys_pread64(&mut self, fd: u32, buf: u32, count: u32, off: i64) -> SysResult {
         let host = self.fds.host(fd)?;
+        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
+            return self.guest_mem_io(host, buf, count, Some(off), false);
+        }
         let (ptr, len) = self.out_buffer(buf, count)?;
         // SAFETY: as in sys_read.
         host_result(unsafe { libc::pread(host, ptr.cast(), len, off) } as i64)
@@ -296,6 +444,9 @@ impl Process {
 
     pub(super) fn sys_pwrite64(&mut self, fd: u32, buf: u32, count: u32, off: i64) -> SysResult {
         let host = self.fds.host(fd)?;
+        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
+            return self.guest_mem_io(host, buf, count, Some(off), true);
+        }
         let (ptr, len) = self.in_buffer(buf, count)?;
         // SAFETY: as in sys_write.
         host_result(unsafe { libc::pwrite(host, ptr.cast(), len, off) } as i64)
@@ -352,6 +503,9 @@ impl Process {
         offset: Option<i64>,
     ) -> SysResult {
         let host = self.fds.host(fd)?;
+        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
+            return self.guest_mem_iov(host, iov, count, write, offset);
+        }
         let need = if write { perm::R } else { perm::W };
         let iovs = self.host_iovecs(iov, count, need)?;
         let n = iovs.len() as i32;
@@ -380,6 +534,11 @@ impl Process {
         let host = self.fds.host(fd)?;
         let offset = ((hi as u64) << 32 | lo as u64) as i64;
         self.mem.check(result, 8, perm::W)?;
+        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
+            let pos = self.guest_mem_seek(host, offset, whence)?;
+            self.mem.write_u64(result, pos)?;
+            return Ok(0);
+        }
         // SAFETY: lseek has no memory effects.
         let pos = unsafe { libc::lseek(host, offset, whence as i32) };
         if pos < 0 {
@@ -499,7 +658,7 @@ impl Process {
             .mem
             .read_cstr(path, PATH_MAX - 1)?
             .ok_or(errno(libc::ENAMETOOLONG))?;
-        let target: Vec<u8> = if raw == b"/proc/self/exe" {
+        let target: Vec<u8> = if proc_self_file(&raw, self.pid) == Some(ProcSelfFile::Exe) {
             self.exe_path.as_os_str().as_bytes().to_vec()
         } else {
             let path = CString::new(raw).map_err(|_| errno(libc::EINVAL))?;
@@ -717,8 +876,9 @@ impl Process {
     }
 
     pub(super) fn sys_dup(&mut self, fd: u32) -> SysResult {
+        let kind = self.fds.entry(fd)?.kind;
         let new = dup_host(self.fds.host(fd)?)?;
-        self.fds.insert(new, false, 0)
+        self.fds.insert_kind(new, false, 0, kind)
     }
 
     pub(super) fn sys_dup3(&mut self, old: u32, new: u32, flags: u32) -> SysResult {
@@ -728,8 +888,9 @@ impl Process {
         if new >= MAX_FDS {
             return Err(errno(libc::EBADF));
         }
+        let kind = self.fds.entry(old)?.kind;
         let dup = dup_host(self.fds.host(old)?)?;
-        self.fds.insert_at(new, dup, flags & O_CLOEXEC != 0)?;
+        self.fds.insert_at(new, dup, flags & O_CLOEXEC != 0, kind)?;
         Ok(new)
     }
 
@@ -757,8 +918,9 @@ impl Process {
                 if arg >= MAX_FDS {
                     return Err(errno(libc::EINVAL));
                 }
+                let kind = self.fds.entry(fd)?.kind;
                 let dup = dup_host(host)?;
-                self.fds.insert(dup, cmd == F_DUPFD_CLOEXEC, arg)
+                self.fds.insert_kind(dup, cmd == F_DUPFD_CLOEXEC, arg, kind)
             }
             F_GETFD => Ok(self.fds.entry(fd)?.cloexec as u32),
             F_SETFD => {
@@ -1057,10 +1219,12 @@ mod tests {
             Err(SysError::Errno(libc::EMFILE))
         ));
         assert!(matches!(
-            t.insert_at(MAX_FDS, devnull(), false),
+            t.insert_at(MAX_FDS, devnull(), false, FdKind::Plain),
             Err(SysError::Errno(libc::EBADF))
         ));
-        assert!(t.insert_at(MAX_FDS - 1, devnull(), false).is_ok());
+        assert!(t
+            .insert_at(MAX_FDS - 1, devnull(), false, FdKind::Plain)
+            .is_ok());
     }
 
     #[test]

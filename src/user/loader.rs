@@ -1,9 +1,12 @@
 //! Placing an ELF program's PT_LOAD segments into guest memory.
 
+use std::rc::Rc;
+
 use crate::cpu::tlb::{PAGE_MASK, PAGE_SIZE};
 use crate::elf::ElfFile;
 
 use super::mem::{page_round_up, perm, GuestMemory};
+use super::regions::{FileId, MapName, Mapping};
 
 /// Where the loaded image ended up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,10 +30,13 @@ pub struct LayoutError {
 }
 
 /// Map and fill the segments of `elf`. A static-pie (ET_DYN) program is placed at `pie_base`.
-/// Pages shared by two segments get the union of their permissions.
+/// Pages shared by two segments get the union of their permissions. The pages holding file
+/// bytes are described as mappings of `file` (for /proc/self/maps), the rest as anonymous
+/// memory.
 pub fn load(
     mem: &mut GuestMemory,
     elf: &ElfFile,
+    file: &Rc<FileId>,
     pie_base: u32,
     limit: u32,
 ) -> Result<LoadedImage, LayoutError> {
@@ -69,13 +75,24 @@ pub fn load(
             if existing & perm::MAPPED == 0 {
                 mem.map(page as u32, PAGE_SIZE as u64, p);
             } else {
-                mem.protect(
-                    page as u32,
-                    PAGE_SIZE as u64,
-                    (existing & !perm::MAPPED) | p,
-                );
+                // Cannot fail: the page was just mapped as private memory.
+                let _ = mem.protect(page as u32, PAGE_SIZE as u64, (existing & perm::ACCESS) | p);
             }
             page += PAGE_SIZE as u64;
+        }
+        // As the kernel maps it: the pages with file bytes are the file from the segment's
+        // page-aligned offset on, the rest of the segment (bss) anonymous memory.
+        let file_end = page_round_up(start as u64 + seg.data.len() as u64).unwrap_or(last);
+        let file_part = Mapping {
+            name: MapName::File(Rc::clone(file)),
+            offset: (seg.file_offset & !PAGE_MASK) as u64,
+            shared: None,
+        };
+        if !seg.data.is_empty() {
+            mem.describe(first_page as u64..file_end, file_part);
+        }
+        if file_end < last {
+            mem.describe(file_end..last, Mapping::anonymous());
         }
     }
     // Fill only after every page is mapped: mapping zeroes, and segments may share a page.
@@ -98,11 +115,19 @@ mod tests {
     use super::*;
     use crate::elf::tests::TestElf;
 
+    fn test_file() -> Rc<FileId> {
+        Rc::new(FileId {
+            path: b"/prog".to_vec(),
+            dev: 0,
+            inode: 0,
+        })
+    }
+
     #[test]
     fn segments_are_placed_with_permissions() {
         let elf = ElfFile::parse(&TestElf::default().build()).expect("valid");
         let mut mem = GuestMemory::new().expect("reserve");
-        let img = load(&mut mem, &elf, 0, 0xb000_0000).expect("fits");
+        let img = load(&mut mem, &elf, &test_file(), 0, 0xb000_0000).expect("fits");
         assert_eq!(img.entry, 0x11000);
         assert_eq!(img.phdr, 0x10034);
         assert_eq!(img.end, 0x15000, "data at 0x12000 + 11 bytes + 0x2000 bss");
@@ -114,6 +139,16 @@ mod tests {
         // The ELF header itself is loaded (first segment maps file offset 0).
         assert_eq!(mem.slice(0x10000, 4).expect("header"), b"\x7fELF");
         assert_eq!(mem.page_perm(0x15000), 0, "nothing past the image");
+        // The text page is the file; the bss page after the data is anonymous.
+        let (range, text) = mem.regions().at(0x11000).expect("text described");
+        assert!(matches!(&text.name, MapName::File(f) if f.path == b"/prog"));
+        assert_eq!(
+            text.offset + (0x11000 - range.start),
+            0x1000,
+            "file offset at 0x11000"
+        );
+        let (_, bss) = mem.regions().at(0x14000).expect("bss described");
+        assert_eq!(bss.name, MapName::Anonymous);
     }
 
     #[test]
@@ -121,7 +156,7 @@ mod tests {
         let elf = ElfFile::parse(&TestElf::default().build()).expect("valid");
         let mut mem = GuestMemory::new().expect("reserve");
         assert_eq!(
-            load(&mut mem, &elf, 0, 0x13000),
+            load(&mut mem, &elf, &test_file(), 0, 0x13000),
             Err(LayoutError { vaddr: 0x12000 })
         );
     }

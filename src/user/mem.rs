@@ -4,9 +4,12 @@
 //! through the checked helpers here, so a bad guest pointer becomes EFAULT, never a host crash.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
 
 use crate::cpu::tlb::{PAGE_MASK, PAGE_SIZE};
+
+use super::regions::{Mapping, RegionTable};
 
 /// Size of the guest address space reserved on the host.
 const SPACE_SIZE: usize = 1 << 32;
@@ -23,6 +26,23 @@ pub mod perm {
     pub const X: u8 = 4;
     /// Mapped (possibly with no access: PROT_NONE).
     pub const MAPPED: u8 = 8;
+    /// The access bits a guest can ask for (mprotect).
+    pub const ACCESS: u8 = R | W | X;
+    /// The host page is a MAP_SHARED mapping of a file or shared memory (not part of the
+    /// private reservation): unmapping it must put private anonymous memory back.
+    pub const SHARED: u8 = 16;
+    /// A shared mapping of a host file that is not open for writing: the host page is
+    /// read-only, so the guest may never get write access to it.
+    pub const NO_WRITE: u8 = 32;
+}
+
+/// Why an mprotect could not be applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtectError {
+    /// Some page of the range is not mapped (ENOMEM).
+    NotMapped,
+    /// Write access was asked for a shared mapping of a file not open for writing (EACCES).
+    ReadOnlyFile,
 }
 
 /// A guest access that hit a page without the needed permission; `addr` is the first bad byte.
@@ -45,6 +65,8 @@ pub struct GuestMemory {
     perms: Box<[u8]>,
     /// Set when a checked write touched an executable page: decoded code may be stale.
     code_written: bool,
+    /// What each mapping is (names for /proc/self/maps, host objects of shared mappings).
+    regions: RegionTable,
 }
 
 impl GuestMemory {
@@ -72,6 +94,7 @@ impl GuestMemory {
             base,
             perms: vec![0u8; PAGE_COUNT].into_boxed_slice(),
             code_written: false,
+            regions: RegionTable::default(),
         })
     }
 
@@ -117,14 +140,15 @@ impl GuestMemory {
         Some(first..last.max(first))
     }
 
-    /// Release the host memory behind a page-aligned range, so it reads as zero again.
-    fn discard(&mut self, start: u32, len: u64) {
-        if len == 0 {
+    /// Release the host memory behind a page-aligned range, as MADV_DONTNEED does: private
+    /// pages read back as zero, shared pages read back from their file or shared memory.
+    pub fn drop_contents(&mut self, start: u32, len: u64) {
+        if len == 0 || self.page_indices(start, len).is_none() {
             return;
         }
-        // SAFETY: the range lies inside our own reservation (callers pass page-aligned ranges
-        // below 4 GiB); MADV_DONTNEED on private anonymous memory only zero-fills it, and no
-        // Rust reference into guest memory is alive across this call (we hold &mut self).
+        // SAFETY: the range lies inside our own reservation (checked just above); MADV_DONTNEED
+        // only drops page contents (private: zero-fill, shared: re-read from the object), and
+        // no Rust reference into guest memory is alive across this call (we hold &mut self).
         let rc = unsafe {
             libc::madvise(
                 self.host_ptr(start).cast(),
@@ -132,21 +156,130 @@ impl GuestMemory {
                 libc::MADV_DONTNEED,
             )
         };
-        if rc != 0 {
+        if rc != 0 && !self.any_shared(start, len) {
             // Cannot really fail on our own anonymous mapping; zero by hand if it does.
             tracing::warn!(start, len, "madvise(MADV_DONTNEED) failed; zeroing");
-            // SAFETY: same range as above, inside the reservation and writable on the host.
+            // SAFETY: same range as above, inside the reservation and writable on the host
+            // (no page of it is a shared mapping, so all of it is the private reservation).
             unsafe { std::ptr::write_bytes(self.host_ptr(start), 0, len as usize) };
         }
     }
 
-    /// Map a page-aligned range with `perms` (plus MAPPED), zero-filled.
+    /// True if some page of `[start, start+len)` is a host shared mapping.
+    fn any_shared(&self, start: u32, len: u64) -> bool {
+        self.page_indices(start, len)
+            .is_some_and(|r| self.perms[r].iter().any(|&p| p & perm::SHARED != 0))
+    }
+
+    /// Put fresh private anonymous host memory (the reservation's kind) over a page-aligned
+    /// range, replacing shared mappings there. Returns false if the host refused.
+    fn restore_private(&mut self, start: u32, len: u64) -> bool {
+        // SAFETY: the range lies inside our reservation (callers checked it with
+        // page_indices); MAP_FIXED replaces only our own pages there, and no Rust reference
+        // into guest memory is alive (we hold &mut self).
+        let p = unsafe {
+            libc::mmap(
+                self.host_ptr(start).cast(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            tracing::error!(
+                start,
+                len,
+                error = %io::Error::last_os_error(),
+                "cannot put private memory back over a shared mapping"
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Make a page-aligned range private zero-filled host memory again.
+    fn release(&mut self, start: u32, len: u64) {
+        if len == 0 {
+            return;
+        }
+        if self.any_shared(start, len) {
+            self.restore_private(start, len);
+        } else {
+            self.drop_contents(start, len);
+        }
+    }
+
+    /// Map a page-aligned range of private anonymous memory with `perms` (plus MAPPED),
+    /// zero-filled.
     pub fn map(&mut self, start: u32, len: u64, perms: u8) {
+        self.map_as(start, len, perms, Mapping::anonymous());
+    }
+
+    /// Map a page-aligned range of private memory, zero-filled, described as `mapping` (a
+    /// named area, or the file a private file mapping was read from).
+    pub fn map_as(&mut self, start: u32, len: u64, perms: u8, mapping: Mapping) {
         let Some(r) = self.page_indices(start, len) else {
             return;
         };
-        self.discard(start, len);
-        self.perms[r].fill(perms | perm::MAPPED);
+        self.release(start, len);
+        self.perms[r].fill((perms & perm::ACCESS) | perm::MAPPED);
+        self.regions
+            .insert(start as u64..start as u64 + len, mapping);
+    }
+
+    /// Map `mapping`'s shared host object (`mapping.shared`, which must be set) MAP_SHARED at a
+    /// page-aligned range, from file offset `mapping.offset`: guest stores reach the object
+    /// directly and other mappings of it (in this process, in forked ones, in other host
+    /// processes) see them at once.
+    pub fn map_shared(
+        &mut self,
+        start: u32,
+        len: u64,
+        perms: u8,
+        mapping: Mapping,
+    ) -> io::Result<()> {
+        let (Some(r), Some(object)) = (self.page_indices(start, len), mapping.shared.as_ref())
+        else {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        let offset = libc::off_t::try_from(mapping.offset)
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let host_prot = if object.writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: the range lies inside our reservation (page_indices checked it); MAP_FIXED
+        // replaces only our own pages there. The fd is a live host file kept open by `mapping`.
+        // No Rust reference into guest memory is alive (we hold &mut self).
+        let p = unsafe {
+            libc::mmap(
+                self.host_ptr(start).cast(),
+                len as usize,
+                host_prot,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                object.fd.as_raw_fd(),
+                offset,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            let error = io::Error::last_os_error();
+            // A failed MAP_FIXED may have unmapped the range already: put memory back.
+            self.restore_private(start, len);
+            self.perms[r].fill(0);
+            self.regions.remove(start as u64..start as u64 + len);
+            return Err(error);
+        }
+        let mut bits = (perms & perm::ACCESS) | perm::MAPPED | perm::SHARED;
+        if !object.writable {
+            bits |= perm::NO_WRITE;
+        }
+        self.perms[r].fill(bits);
+        self.regions
+            .insert(start as u64..start as u64 + len, mapping);
+        Ok(())
     }
 
     /// Unmap a page-aligned range: forbid access and release its host memory.
@@ -154,35 +287,56 @@ impl GuestMemory {
         let Some(r) = self.page_indices(start, len) else {
             return;
         };
+        self.release(start, len);
         self.perms[r].fill(0);
-        self.discard(start, len);
+        self.regions.remove(start as u64..start as u64 + len);
     }
 
-    /// Change the permissions of a page-aligned, fully mapped range. Returns false (and changes
-    /// nothing) if some page is not mapped.
-    pub fn protect(&mut self, start: u32, len: u64, perms: u8) -> bool {
+    /// Change the guest access bits of a page-aligned, fully mapped range; on error nothing
+    /// changes.
+    pub fn protect(&mut self, start: u32, len: u64, perms: u8) -> Result<(), ProtectError> {
         if !self.is_mapped(start, len) {
-            return false;
+            return Err(ProtectError::NotMapped);
         }
-        if let Some(r) = self.page_indices(start, len) {
-            self.perms[r].fill(perms | perm::MAPPED);
+        let Some(r) = self.page_indices(start, len) else {
+            return Err(ProtectError::NotMapped);
+        };
+        if perms & perm::W != 0
+            && self.perms[r.clone()]
+                .iter()
+                .any(|&p| p & perm::NO_WRITE != 0)
+        {
+            return Err(ProtectError::ReadOnlyFile);
         }
-        true
+        for p in &mut self.perms[r] {
+            *p = (*p & !perm::ACCESS) | (perms & perm::ACCESS);
+        }
+        Ok(())
     }
 
-    /// The permission bits of each page of a range (mremap moves them with the pages).
-    pub fn page_perms(&self, start: u32, len: u64) -> Vec<u8> {
-        self.page_indices(start, len)
-            .map(|r| self.perms[r].to_vec())
-            .unwrap_or_default()
+    /// Describe an already mapped private range as `mapping` (the loader naming the pages of
+    /// the program file).
+    pub fn describe(&mut self, range: std::ops::Range<u64>, mapping: Mapping) {
+        self.regions.insert(range, mapping);
     }
 
-    /// Restore per-page permissions saved by [`GuestMemory::page_perms`] at a new address.
-    pub fn set_page_perms(&mut self, start: u32, perms: &[u8]) {
-        let first = (start >> 12) as usize;
-        if let Some(dst) = self.perms.get_mut(first..first + perms.len()) {
-            dst.copy_from_slice(perms);
+    /// What the mappings are (for /proc/self/maps and mremap).
+    pub fn regions(&self) -> &RegionTable {
+        &self.regions
+    }
+
+    /// `msync` the host pages of a page-aligned range (shared mappings reach their files).
+    pub fn sync(&self, start: u32, len: u64, flags: i32) -> io::Result<()> {
+        if len == 0 || self.page_indices(start, len).is_none() {
+            return Ok(());
         }
+        // SAFETY: the range lies inside our reservation; msync has no effect on memory
+        // contents.
+        let rc = unsafe { libc::msync(self.host_ptr(start).cast(), len as usize, flags) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     /// Find a free page-aligned range of `len` bytes, as high as possible, lying within
@@ -295,6 +449,52 @@ impl GuestMemory {
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.host_ptr(va), data.len()) };
     }
 
+    /// How many bytes from `va` on (at most `len`) lie in pages that pass `ok`.
+    fn run_of_pages(&self, va: u32, len: usize, ok: impl Fn(u8) -> bool) -> usize {
+        let mut done = 0usize;
+        while done < len {
+            let addr = va as u64 + done as u64;
+            if addr >= 1 << 32 || !ok(self.page_perm(addr as u32)) {
+                break;
+            }
+            done += PAGE_SIZE as usize - (addr as usize & PAGE_MASK as usize);
+        }
+        done.min(len)
+    }
+
+    /// Read guest memory as `/proc/self/mem` does (the kernel's FOLL_FORCE): every mapped page
+    /// is readable whatever its protection. Stops at the first unmapped page; returns the
+    /// number of bytes copied into `buf`.
+    pub fn read_forced(&self, va: u32, buf: &mut [u8]) -> usize {
+        let n = self.run_of_pages(va, buf.len(), |p| p & perm::MAPPED != 0);
+        // SAFETY: `[va, va+n)` lies in mapped pages below 4 GiB, inside the reservation; each
+        // is host-readable (private reservation memory, or a shared mapping, which is always
+        // mapped with host PROT_READ).
+        unsafe { std::ptr::copy_nonoverlapping(self.host_ptr(va), buf.as_mut_ptr(), n) };
+        n
+    }
+
+    /// Write guest memory as `/proc/self/mem` does: private pages whatever their protection
+    /// (the kernel breaks copy-on-write), shared pages only if the guest may write them.
+    /// Stops at the first page that cannot be written; returns the number of bytes written.
+    pub fn write_forced(&mut self, va: u32, data: &[u8]) -> usize {
+        let n = self.run_of_pages(va, data.len(), |p| {
+            p & perm::MAPPED != 0 && (p & perm::SHARED == 0 || p & perm::W != 0)
+        });
+        if n > 0 {
+            let start = va & !PAGE_MASK;
+            if self.any_executable(start, va as u64 - start as u64 + n as u64) {
+                self.code_written = true;
+            }
+        }
+        // SAFETY: `[va, va+n)` lies in mapped pages below 4 GiB, inside the reservation; each
+        // is host-writable: private pages are reservation memory (always read-write on the
+        // host), and a shared page the guest may write was mapped with host PROT_WRITE
+        // (NO_WRITE pages never get the guest W bit).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.host_ptr(va), n) };
+        n
+    }
+
     /// Read a little-endian u32.
     pub fn read_u32(&self, va: u32) -> Result<u32, Fault> {
         let mut b = [0u8; 4];
@@ -347,42 +547,64 @@ impl GuestMemory {
         }
     }
 
-    /// Move the host pages of `[old, old+len)` to `new` (page-aligned, non-overlapping),
-    /// leaving `old` zero-filled on the host. Permissions are not touched.
-    pub fn move_pages(&mut self, old: u32, new: u32, len: u64) {
+    /// Move the mapping `[old, old+len)` (page-aligned) to `new`, disjoint from it: host pages
+    /// (private contents, or the shared mapping itself), permissions and description.
+    /// Whatever was mapped at `new` is replaced; `old` is unmapped afterwards.
+    pub fn move_range(&mut self, old: u32, new: u32, len: u64) {
+        let (Some(src), Some(dst)) = (self.page_indices(old, len), self.page_indices(new, len))
+        else {
+            return;
+        };
         if len == 0 {
             return;
         }
-        // SAFETY: both ranges lie inside our reservation and do not overlap. mremap with
-        // MREMAP_FIXED atomically replaces the destination with the source pages; the source
-        // hole is immediately refilled with a fresh anonymous mapping of the same kind, so the
-        // reservation stays contiguous. No Rust reference into guest memory is alive.
+        self.unmap(new, len);
+        // SAFETY: both ranges lie inside our reservation (page_indices checked them) and do
+        // not overlap (callers guarantee it). mremap with MREMAP_FIXED atomically replaces the
+        // destination with the source pages (private or shared alike); the source hole is
+        // refilled below. No Rust reference into guest memory is alive (we hold &mut self).
         let moved = unsafe {
-            let r = libc::mremap(
+            libc::mremap(
                 self.host_ptr(old).cast(),
                 len as usize,
                 len as usize,
                 libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
                 self.host_ptr(new).cast::<libc::c_void>(),
-            );
-            r != libc::MAP_FAILED
-                && libc::mmap(
-                    self.host_ptr(old).cast(),
-                    len as usize,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
-                    -1,
-                    0,
-                ) != libc::MAP_FAILED
+            ) != libc::MAP_FAILED
         };
-        if !moved {
-            tracing::warn!(old, new, len, "host mremap failed; copying");
-            // SAFETY: both ranges are inside the reservation, host-readable and -writable, and
-            // disjoint (callers guarantee it).
+        let mut perms = self.perms[src.clone()].to_vec();
+        let mut described = self.regions.within(old as u64..old as u64 + len);
+        if moved {
+            // The reservation must stay contiguous: private memory goes back into the hole.
+            self.restore_private(old, len);
+        } else {
+            tracing::warn!(
+                old,
+                new,
+                len,
+                "host mremap failed; copying (a shared mapping becomes a private copy)"
+            );
+            // SAFETY: both ranges are inside the reservation and disjoint; the destination
+            // was just made private read-write memory by unmap(); the source is host-readable
+            // (private reservation, or a shared mapping that is at least readable).
             unsafe {
                 std::ptr::copy_nonoverlapping(self.host_ptr(old), self.host_ptr(new), len as usize)
             };
-            self.discard(old, len);
+            self.release(old, len);
+            for p in &mut perms {
+                *p &= !(perm::SHARED | perm::NO_WRITE);
+            }
+            for (_, mapping) in &mut described {
+                mapping.shared = None;
+            }
+        }
+        self.perms[src].fill(0);
+        self.perms[dst].copy_from_slice(&perms);
+        self.regions.remove(old as u64..old as u64 + len);
+        for (range, mapping) in described {
+            let at = range.start - old as u64 + new as u64;
+            self.regions
+                .insert(at..at + (range.end - range.start), mapping);
         }
     }
 }
@@ -400,7 +622,9 @@ impl Drop for GuestMemory {
 
 #[cfg(test)]
 mod tests {
+    use super::super::regions::SharedObject;
     use super::*;
+    use std::os::fd::OwnedFd;
 
     #[test]
     fn permissions_are_enforced() {
@@ -412,10 +636,14 @@ mod tests {
         m.write_u32(0x1ffe, 0xdead_beef)
             .expect("write across pages");
         assert_eq!(m.read_u32(0x1ffe), Ok(0xdead_beef));
-        assert!(m.protect(0x2000, 0x1000, perm::R));
+        assert_eq!(m.protect(0x2000, 0x1000, perm::R), Ok(()));
         assert_eq!(m.write_u32(0x1ffe, 0), Err(Fault { addr: 0x2000 }));
         assert!(m.read_u32(0x1ffe).is_ok());
-        assert!(!m.protect(0x2000, 0x2000, perm::R), "partly unmapped");
+        assert_eq!(
+            m.protect(0x2000, 0x2000, perm::R),
+            Err(ProtectError::NotMapped),
+            "partly unmapped"
+        );
         m.unmap(0x1000, 0x1000);
         assert_eq!(m.read_u32(0x1000), Err(Fault { addr: 0x1000 }));
         // Wrapping past 4 GiB is a fault, not an overflow.
@@ -460,14 +688,136 @@ mod tests {
         assert!(!m.take_code_written());
     }
 
+    /// A temporary host file of `len` bytes of `fill`, open read-write (or read-only).
+    fn temp_file(tag: &str, len: usize, fill: u8, writable: bool) -> (std::path::PathBuf, OwnedFd) {
+        let path = std::env::temp_dir().join(format!(
+            "rv32vm-mem-{}-{tag}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&path, vec![fill; len]).expect("write temp file");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .open(&path)
+            .expect("open temp file");
+        (path, OwnedFd::from(file))
+    }
+
+    fn shared(fd: OwnedFd, writable: bool, offset: u64) -> Mapping {
+        Mapping {
+            name: super::super::regions::MapName::Anonymous,
+            offset,
+            shared: Some(SharedObject {
+                fd: std::rc::Rc::new(fd),
+                writable,
+            }),
+        }
+    }
+
+    fn pread_byte(fd: &OwnedFd, at: u64) -> u8 {
+        let mut b = [0u8; 1];
+        std::os::unix::fs::FileExt::read_exact_at(
+            &std::fs::File::from(fd.try_clone().expect("dup")),
+            &mut b,
+            at,
+        )
+        .expect("pread");
+        b[0]
+    }
+
+    #[test]
+    fn shared_mappings_are_the_file() {
+        let (path, fd) = temp_file("shared", 0x3000, b'a', true);
+        let check_fd = fd.try_clone().expect("dup");
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map_shared(
+            0x40_0000,
+            0x2000,
+            perm::R | perm::W,
+            shared(fd, true, 0x1000),
+        )
+        .expect("map shared");
+        m.write(0x40_0010, b"X").expect("write");
+        assert_eq!(
+            pread_byte(&check_fd, 0x1010),
+            b'X',
+            "store reaches the file"
+        );
+        // Moving keeps the sharing.
+        m.move_range(0x40_0000, 0x50_0000, 0x2000);
+        m.write(0x50_1000, b"Y").expect("write moved");
+        assert_eq!(
+            pread_byte(&check_fd, 0x2000),
+            b'Y',
+            "moved mapping is still the file"
+        );
+        assert!(m.is_free(0x40_0000, 0x2000));
+        // Unmapping puts private memory back: the file no longer changes.
+        m.unmap(0x50_0000, 0x2000);
+        m.map(0x50_0000, 0x2000, perm::R | perm::W);
+        assert_eq!(
+            m.slice(0x50_1000, 1).expect("read"),
+            &[0],
+            "fresh private memory"
+        );
+        m.write(0x50_1000, b"Z").expect("write private");
+        assert_eq!(
+            pread_byte(&check_fd, 0x2000),
+            b'Y',
+            "private store stays private"
+        );
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn read_only_shared_mappings_never_become_writable() {
+        let (path, fd) = temp_file("readonly", 0x1000, b'r', false);
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map_shared(0x40_0000, 0x1000, perm::R, shared(fd, false, 0))
+            .expect("map shared read-only");
+        assert_eq!(
+            m.protect(0x40_0000, 0x1000, perm::R | perm::W),
+            Err(ProtectError::ReadOnlyFile)
+        );
+        assert_eq!(m.protect(0x40_0000, 0x1000, 0), Ok(()), "PROT_NONE is fine");
+        // /proc/self/mem may read it (forced), but never write it.
+        let mut b = [0u8; 2];
+        assert_eq!(m.read_forced(0x40_0000, &mut b), 2);
+        assert_eq!(&b, b"rr");
+        assert_eq!(m.write_forced(0x40_0000, b"w"), 0);
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn forced_access_ignores_protection_and_stops_at_holes() {
+        let mut m = GuestMemory::new().expect("reserve");
+        m.map(0x1000, 0x1000, 0);
+        assert_eq!(
+            m.write_forced(0x1ffe, b"abcd"),
+            2,
+            "stops at the unmapped page"
+        );
+        let mut b = [0u8; 4];
+        assert_eq!(m.read_forced(0x1ffe, &mut b), 2);
+        assert_eq!(&b[..2], b"ab");
+        assert_eq!(m.read_forced(0x5000, &mut b), 0);
+        assert!(!m.take_code_written());
+        m.map(0x7000, 0x1000, perm::R | perm::X);
+        assert_eq!(m.write_forced(0x7000, b"x"), 1);
+        assert!(m.take_code_written(), "forced writes into code are noticed");
+    }
+
     #[test]
     fn move_pages_keeps_contents() {
         let mut m = GuestMemory::new().expect("reserve");
         m.map(0x10000, 0x2000, perm::R | perm::W);
         m.write(0x10ff0, b"moved data").expect("write");
         m.map(0x30000, 0x2000, perm::R | perm::W);
-        m.move_pages(0x10000, 0x30000, 0x2000);
+        m.move_range(0x10000, 0x30000, 0x2000);
         assert_eq!(m.slice(0x30ff0, 10).expect("read"), b"moved data");
-        assert_eq!(m.slice(0x10ff0, 10).expect("still mapped"), &[0u8; 10]);
+        assert!(m.is_free(0x10000, 0x2000), "the old range is unmapped");
+        m.map(0x10000, 0x2000, perm::R);
+        assert_eq!(m.slice(0x10ff0, 10).expect("mapped again"), &[0u8; 10]);
     }
 }

@@ -2,14 +2,21 @@
 //!
 //! Every change of guest page permissions flushes the hart's TLB; a change that touches an
 //! executable page also asks the engine to drop decoded code (`flush_code`).
+//!
+//! MAP_SHARED mappings are host MAP_SHARED mappings of the same file placed at the guest pages
+//! (shared anonymous memory is a memfd): stores through them reach the file at once, `pwrite`
+//! shows in them, two mappings of one file see each other, and a forked child (a host fork)
+//! shares them, as on Linux. Private file mappings are copies read at mmap time.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
 
 use crate::cpu::tlb::PAGE_SIZE;
 use crate::cpu::Hart;
 
 use super::fs::read_file_into;
-use super::mem::{page_round_up, perm};
+use super::mem::{page_round_up, perm, ProtectError};
+use super::regions::{FileId, MapName, Mapping, SharedObject};
 use super::syscall::{errno, last_errno, SysError, SysResult};
 use super::{Process, MMAP_MIN, MMAP_TOP, TASK_SIZE};
 
@@ -47,16 +54,6 @@ pub fn prot_to_perm(prot: u32) -> u8 {
     p
 }
 
-/// A writable MAP_SHARED file mapping: its contents go back to the file on msync, munmap and
-/// exit (the mapping itself is a private copy).
-#[derive(Debug)]
-pub struct SharedFileMap {
-    pub start: u32,
-    pub end: u32,
-    pub file: OwnedFd,
-    pub file_offset: u64,
-}
-
 /// The program break.
 #[derive(Debug, Clone, Copy)]
 pub struct Brk {
@@ -90,7 +87,8 @@ impl Process {
             if !self.mem.is_free(old_end, grow) {
                 return Ok(current);
             }
-            self.mem.map(old_end, grow, perm::R | perm::W);
+            self.mem
+                .map_as(old_end, grow, perm::R | perm::W, Mapping::special("[heap]"));
         } else if new_end < old_end {
             self.mem.unmap(new_end, (old_end - new_end) as u64);
             self.mapping_changed(hart, new_end, (old_end - new_end) as u64, false);
@@ -117,11 +115,12 @@ impl Process {
         if !matches!(map_type, MAP_SHARED | MAP_PRIVATE | MAP_SHARED_VALIDATE) {
             return Err(errno(libc::EINVAL));
         }
+        let shared = map_type != MAP_PRIVATE;
         let len = page_round_up(len as u64).ok_or(errno(libc::ENOMEM))?;
         let file_offset = pgoff as u64 * PAGE_SIZE as u64;
         let perms = prot_to_perm(prot);
 
-        // The file, if any: a host duplicate is not needed for a private mapping (read now).
+        // The file, if any, with whether it is open for writing.
         let file = if flags & MAP_ANONYMOUS != 0 {
             None
         } else {
@@ -132,9 +131,7 @@ impl Process {
                 return Err(last_errno());
             }
             let acc = fl & libc::O_ACCMODE;
-            if acc == libc::O_WRONLY
-                || (map_type != MAP_PRIVATE && prot & PROT_WRITE != 0 && acc != libc::O_RDWR)
-            {
+            if acc == libc::O_WRONLY || (shared && prot & PROT_WRITE != 0 && acc != libc::O_RDWR) {
                 return Err(errno(libc::EACCES));
             }
             // SAFETY: all-zero is a valid stat; valid out-pointer.
@@ -169,52 +166,50 @@ impl Process {
             self.choose_address(addr, len)?
         };
 
+        // Everything that can fail without touching the address space comes first.
+        let shared_mapping = match (shared, file) {
+            (true, Some((host, writable))) => Some(Mapping {
+                name: MapName::File(Rc::new(FileId::of_fd(host, host_fd_path(host)))),
+                offset: file_offset,
+                shared: Some(SharedObject {
+                    fd: Rc::new(dup_cloexec(host)?),
+                    writable,
+                }),
+            }),
+            (true, None) => Some(shared_anonymous_memory(len)?),
+            (false, _) => None,
+        };
+
         let was_exec = self.mem.any_executable(start, len);
         let replaced = !self.mem.is_free(start, len);
-        if replaced {
-            self.write_back_shared(start, start as u64 + len, true);
-        }
-        self.mem.map(start, len, perms);
-        if let Some((host, _)) = file {
-            if let Err(e) = read_file_into(&mut self.mem, host, file_offset, start, len as u32) {
-                self.mem.unmap(start, len);
-                return Err(e);
+        match (shared_mapping, file) {
+            (Some(mapping), _) => {
+                if let Err(e) = self.mem.map_shared(start, len, perms, mapping) {
+                    tracing::debug!(start, len, error = %e, "host shared mmap failed");
+                    self.mapping_changed(hart, start, len, was_exec);
+                    return Err(errno(e.raw_os_error().unwrap_or(libc::ENOMEM)));
+                }
             }
-            if map_type != MAP_PRIVATE && flags & MAP_ANONYMOUS == 0 {
-                self.remember_shared(host, start, len, file_offset, file.is_some_and(|f| f.1));
+            (None, Some((host, _))) => {
+                let mapping = Mapping {
+                    name: MapName::File(Rc::new(FileId::of_fd(host, host_fd_path(host)))),
+                    offset: file_offset,
+                    shared: None,
+                };
+                self.mem.map_as(start, len, perms, mapping);
+                if let Err(e) = read_file_into(&mut self.mem, host, file_offset, start, len as u32)
+                {
+                    self.mem.unmap(start, len);
+                    self.mapping_changed(hart, start, len, was_exec);
+                    return Err(e);
+                }
             }
+            (None, None) => self.mem.map(start, len, perms),
         }
         if replaced || perms & perm::X != 0 || was_exec {
             self.mapping_changed(hart, start, len, was_exec);
         }
         Ok(start)
-    }
-
-    /// Record a shared file mapping that may be written, for write-back.
-    fn remember_shared(
-        &mut self,
-        host: i32,
-        start: u32,
-        len: u64,
-        offset: u64,
-        writable_file: bool,
-    ) {
-        if !writable_file {
-            return;
-        }
-        // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor; no memory effects.
-        let dup = unsafe { libc::fcntl(host, libc::F_DUPFD_CLOEXEC, 3) };
-        if dup < 0 {
-            tracing::warn!("cannot keep the file of a shared mapping; writes will not reach it");
-            return;
-        }
-        self.shared_maps.push(SharedFileMap {
-            start,
-            end: (start as u64 + len) as u32,
-            // SAFETY: `dup` was just created and is owned by nobody else.
-            file: unsafe { OwnedFd::from_raw_fd(dup) },
-            file_offset: offset,
-        });
     }
 
     /// A free range for a mapping without MAP_FIXED: the hint if it is free, else the highest
@@ -231,75 +226,6 @@ impl Process {
             .ok_or(errno(libc::ENOMEM))
     }
 
-    /// Write shared file mappings overlapping `[start, end)` back to their files; with `drop`,
-    /// also forget that part of them (it is being unmapped or replaced).
-    pub(super) fn write_back_shared(&mut self, start: u32, end: u64, drop: bool) {
-        let mut keep = Vec::new();
-        for m in std::mem::take(&mut self.shared_maps) {
-            let lo = m.start.max(start);
-            let hi = (m.end as u64).min(end);
-            if lo as u64 >= hi {
-                keep.push(m);
-                continue;
-            }
-            self.write_back_range(&m, lo, hi as u32);
-            if !drop {
-                keep.push(m);
-                continue;
-            }
-            // Keep what lies outside the dropped range.
-            if m.start < lo {
-                if let Some(fd) = dup_owned(&m.file) {
-                    keep.push(SharedFileMap {
-                        start: m.start,
-                        end: lo,
-                        file: fd,
-                        file_offset: m.file_offset,
-                    });
-                }
-            }
-            if (m.end as u64) > hi {
-                keep.push(SharedFileMap {
-                    start: hi as u32,
-                    end: m.end,
-                    file_offset: m.file_offset + (hi - m.start as u64),
-                    file: m.file,
-                });
-            }
-        }
-        self.shared_maps = keep;
-    }
-
-    /// Write `[lo, hi)` of mapping `m` to its file, never past the file's current end.
-    fn write_back_range(&self, m: &SharedFileMap, lo: u32, hi: u32) {
-        // SAFETY: all-zero is a valid stat; valid out-pointer.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        if unsafe { libc::fstat(m.file.as_raw_fd(), &mut st) } < 0 {
-            return;
-        }
-        let file_pos = m.file_offset + (lo - m.start) as u64;
-        let file_len = st.st_size.max(0) as u64;
-        if file_pos >= file_len {
-            return;
-        }
-        let len = ((hi - lo) as u64).min(file_len - file_pos) as u32;
-        let Ok(bytes) = self.mem.slice(lo, len) else {
-            // Made unreadable by mprotect: write what the host holds anyway.
-            let ptr = self.mem.host_ptr(lo);
-            // SAFETY: the range lies inside the reservation (a mapping below TASK_SIZE).
-            let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
-            write_all_at(&m.file, bytes, file_pos);
-            return;
-        };
-        write_all_at(&m.file, bytes, file_pos);
-    }
-
-    /// Write every shared file mapping back (at exit).
-    pub(super) fn write_back_all(&mut self) {
-        self.write_back_shared(0, 1 << 32, true);
-    }
-
     pub(super) fn sys_munmap(&mut self, hart: &mut Hart, addr: u32, len: u32) -> SysResult {
         if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
             return Err(errno(libc::EINVAL));
@@ -309,7 +235,6 @@ impl Process {
             return Err(errno(libc::EINVAL));
         }
         let was_exec = self.mem.any_executable(addr, len);
-        self.write_back_shared(addr, addr as u64 + len, true);
         self.mem.unmap(addr, len);
         self.mapping_changed(hart, addr, len, was_exec);
         Ok(0)
@@ -332,8 +257,10 @@ impl Process {
             return Ok(0);
         }
         let was_exec = self.mem.any_executable(addr, len);
-        if !self.mem.protect(addr, len, prot_to_perm(prot)) {
-            return Err(errno(libc::ENOMEM));
+        match self.mem.protect(addr, len, prot_to_perm(prot)) {
+            Ok(()) => {}
+            Err(ProtectError::NotMapped) => return Err(errno(libc::ENOMEM)),
+            Err(ProtectError::ReadOnlyFile) => return Err(errno(libc::EACCES)),
         }
         self.mapping_changed(hart, addr, len, was_exec);
         Ok(0)
@@ -362,10 +289,17 @@ impl Process {
         if !self.mem.is_mapped(old, old_len) {
             return Err(errno(libc::EFAULT));
         }
-        // Shared file mappings become private copies when remapped.
-        self.write_back_shared(old, old as u64 + old_len, true);
         let was_exec = self.mem.any_executable(old, old_len);
-        let tail_perm = self.mem.page_perm(old + (old_len as u32 - PAGE_SIZE)) & !perm::MAPPED;
+        let last_page = old + (old_len as u32 - PAGE_SIZE);
+        let tail = GrowthSource {
+            perms: self.mem.page_perm(last_page) & perm::ACCESS,
+            mapping: self.mem.regions().at(last_page).map(|(range, mapping)| {
+                // The tail continues the mapping right after the old end.
+                let mut m = mapping.clone();
+                m.offset += old as u64 + old_len - range.start;
+                m
+            }),
+        };
 
         if flags & MREMAP_FIXED != 0 {
             let new_end = new_addr as u64 + new_len;
@@ -377,10 +311,9 @@ impl Process {
             {
                 return Err(errno(libc::EINVAL));
             }
-            self.write_back_shared(new_addr, new_end, true);
-            self.move_mapping(old, old_len, new_addr, new_len, tail_perm);
+            let moved = self.move_mapping(old, old_len, new_addr, new_len, &tail);
             self.mapping_changed(hart, new_addr, new_len, was_exec);
-            return Ok(new_addr);
+            return moved.map(|()| new_addr);
         }
         if new_len <= old_len {
             let cut = old + new_len as u32;
@@ -388,11 +321,11 @@ impl Process {
             self.mapping_changed(hart, old, old_len, was_exec);
             return Ok(old);
         }
-        let tail = old + old_len as u32;
+        let tail_start = old + old_len as u32;
         let grow = new_len - old_len;
-        if tail as u64 + grow <= TASK_SIZE as u64 && self.mem.is_free(tail, grow) {
-            self.mem.map(tail, grow, tail_perm);
-            if tail_perm & perm::X != 0 {
+        if tail_start as u64 + grow <= TASK_SIZE as u64 && self.mem.is_free(tail_start, grow) {
+            self.extend_mapping(tail_start, grow, &tail)?;
+            if tail.perms & perm::X != 0 {
                 self.flush_code = true;
             }
             return Ok(old);
@@ -405,34 +338,69 @@ impl Process {
             .find_free(new_len, MMAP_MIN, MMAP_TOP)
             .or_else(|| self.mem.find_free(new_len, MMAP_MIN, TASK_SIZE))
             .ok_or(errno(libc::ENOMEM))?;
-        self.move_mapping(old, old_len, new_addr, new_len, tail_perm);
+        let moved = self.move_mapping(old, old_len, new_addr, new_len, &tail);
         self.mapping_changed(hart, new_addr, new_len, was_exec);
-        Ok(new_addr)
+        moved.map(|()| new_addr)
     }
 
-    /// Move `[old, old+old_len)` to `new` (disjoint ranges), resized to `new_len`; a grown tail
-    /// gets `tail_perm`.
-    fn move_mapping(&mut self, old: u32, old_len: u64, new: u32, new_len: u64, tail_perm: u8) {
+    /// Move `[old, old+old_len)` to `new` (disjoint ranges), resized to `new_len`; a grown
+    /// tail continues the mapping as `tail` says. The move itself always happens; an error
+    /// means the tail could not be mapped.
+    fn move_mapping(
+        &mut self,
+        old: u32,
+        old_len: u64,
+        new: u32,
+        new_len: u64,
+        tail: &GrowthSource,
+    ) -> Result<(), SysError> {
         let keep = old_len.min(new_len);
-        let perms = self.mem.page_perms(old, keep);
         self.mem.unmap(new, new_len);
-        self.mem.move_pages(old, new, keep);
-        self.mem.unmap(old, old_len);
-        self.mem.set_page_perms(new, &perms);
+        self.mem.move_range(old, new, keep);
+        self.mem.unmap(old + keep as u32, old_len - keep);
         if new_len > keep {
-            self.mem.map(new + keep as u32, new_len - keep, tail_perm);
+            self.extend_mapping(new + keep as u32, new_len - keep, tail)?;
         }
+        Ok(())
     }
 
-    pub(super) fn sys_msync(&mut self, addr: u32, len: u32) -> SysResult {
-        if !addr.is_multiple_of(PAGE_SIZE) {
+    /// Map `[start, start+len)` as the continuation of a mapping that mremap grows: more of
+    /// the same shared object, or private anonymous memory.
+    fn extend_mapping(
+        &mut self,
+        start: u32,
+        len: u64,
+        tail: &GrowthSource,
+    ) -> Result<(), SysError> {
+        let Some(mapping) = tail.mapping.clone().filter(|m| m.shared.is_some()) else {
+            self.mem.map(start, len, tail.perms);
+            return Ok(());
+        };
+        // As on Linux, shared anonymous memory does not grow with its mapping: pages past the
+        // object's end raise SIGBUS.
+        self.mem
+            .map_shared(start, len, tail.perms, mapping)
+            .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::ENOMEM)))
+    }
+
+    pub(super) fn sys_msync(&mut self, addr: u32, len: u32, flags: u32) -> SysResult {
+        const MS_ASYNC: u32 = 1;
+        const MS_INVALIDATE: u32 = 2;
+        const MS_SYNC: u32 = 4;
+        if !addr.is_multiple_of(PAGE_SIZE)
+            || flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0
+            || flags & (MS_ASYNC | MS_SYNC) == MS_ASYNC | MS_SYNC
+        {
             return Err(errno(libc::EINVAL));
         }
         let len = page_round_up(len as u64).ok_or(errno(libc::ENOMEM))?;
         if !self.mem.is_mapped(addr, len) {
             return Err(errno(libc::ENOMEM));
         }
-        self.write_back_shared(addr, addr as u64 + len, false);
+        // The MS_* values are the same on the host (x86-64).
+        self.mem
+            .sync(addr, len, flags as i32)
+            .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
         Ok(0)
     }
 
@@ -451,42 +419,81 @@ impl Process {
             if !self.mem.is_mapped(addr, len) {
                 return Err(errno(libc::ENOMEM));
             }
-            // Private memory reads back as zero afterwards: keep the permissions, drop the data.
-            let perms = self.mem.page_perms(addr, len);
+            // Private memory reads back as zero afterwards, shared memory from its object.
             let was_exec = self.mem.any_executable(addr, len);
-            self.mem.unmap(addr, len);
-            self.mem.set_page_perms(addr, &perms);
+            self.mem.drop_contents(addr, len);
             self.mapping_changed(hart, addr, len, was_exec);
         }
         Ok(0)
     }
 }
 
-fn dup_owned(fd: &OwnedFd) -> Option<OwnedFd> {
-    fd.try_clone().ok()
+/// How mremap continues a mapping it grows: the last page's permissions and, for a shared
+/// mapping, its object at the offset right after the old end.
+struct GrowthSource {
+    perms: u8,
+    mapping: Option<Mapping>,
 }
 
-fn write_all_at(file: &OwnedFd, mut bytes: &[u8], mut pos: u64) {
-    while !bytes.is_empty() {
-        // SAFETY: writes from a valid slice; no other memory effects.
-        let n = unsafe {
-            libc::pwrite(
-                file.as_raw_fd(),
-                bytes.as_ptr().cast(),
-                bytes.len(),
-                pos as i64,
-            )
-        };
-        if n <= 0 {
-            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            tracing::warn!("write-back of a shared file mapping failed");
-            return;
-        }
-        bytes = &bytes[n as usize..];
-        pos += n as u64;
+/// Make the memfd behind new shared anonymous memory `size` bytes long.
+fn size_object(fd: RawFd, size: u64) -> Result<(), SysError> {
+    // SAFETY: all-zero is a valid stat; valid out-pointer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return Err(last_errno());
     }
+    if (st.st_size as u64) < size {
+        let size = libc::off_t::try_from(size).map_err(|_| errno(libc::ENOMEM))?;
+        // SAFETY: ftruncate on our own memfd; no memory effects.
+        if unsafe { libc::ftruncate(fd, size) } < 0 {
+            return Err(last_errno());
+        }
+    }
+    Ok(())
+}
+
+/// Shared anonymous memory of `len` bytes: a memfd (so a forked child shares it and mremap can
+/// move it), shown in /proc/self/maps as Linux shows shmem, `/dev/zero (deleted)`.
+fn shared_anonymous_memory(len: u64) -> Result<Mapping, SysError> {
+    // SAFETY: the name is a NUL-terminated literal; memfd_create has no other memory effects.
+    let fd = unsafe { libc::memfd_create(c"rv32vm-shared-anon".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: `fd` was just created and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    size_object(fd.as_raw_fd(), len)?;
+    Ok(Mapping {
+        name: MapName::File(Rc::new(FileId::of_fd(
+            fd.as_raw_fd(),
+            b"/dev/zero (deleted)".to_vec(),
+        ))),
+        offset: 0,
+        shared: Some(SharedObject {
+            fd: Rc::new(fd),
+            writable: true,
+        }),
+    })
+}
+
+/// A close-on-exec duplicate of host fd `fd`, kept by a shared mapping.
+fn dup_cloexec(fd: RawFd) -> Result<OwnedFd, SysError> {
+    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor; no memory effects.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if dup < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: `dup` was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(dup) })
+}
+
+/// The path of the file open as host fd `fd` (what /proc/self/maps shows for its mappings).
+fn host_fd_path(fd: RawFd) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .map(|p| p.as_os_str().as_bytes().to_vec())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -2,12 +2,13 @@
 //! static RV32 Linux ELF runs in U-mode on the engine; its ecalls are Linux syscalls served by
 //! the host, its misaligned accesses are emulated as the kernel would, signals reach its
 //! handlers (or kill it as they would a real process), fork forks the host process and execve
-//! loads the new program in place.
+//! loads the new program in place (or, for a host program, is the host's execve).
 //!
-//! Modules: `mem` (guest address space and page permissions), `loader` + `stack` (ELF
-//! segments, initial stack and auxv), `syscall` (dispatch and small calls), `fs` (fd table,
-//! file calls), `mman` (brk/mmap family), `signal`, `proc` (clone/execve/wait),
-//! `misaligned` (load/store emulation).
+//! Modules: `mem` (guest address space and page permissions), `regions` (what each mapping
+//! is: names and shared host objects), `loader` + `stack` (ELF segments, initial stack and
+//! auxv), `syscall` (dispatch and small calls), `fs` (fd table, file calls), `procfs` (the
+//! guest's own /proc/self files), `mman` (brk/mmap family), `signal` (including host signals),
+//! `proc` (clone/execve/wait), `misaligned` (load/store emulation).
 //!
 //! Address-space layout (all guest virtual):
 //!
@@ -24,11 +25,14 @@ mod mem;
 mod misaligned;
 mod mman;
 mod proc;
+mod procfs;
+mod regions;
 mod signal;
 mod stack;
 mod syscall;
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use thiserror::Error;
 
@@ -37,10 +41,12 @@ use crate::cpu::{Access, Exception, Hart, Priv, Trap};
 use crate::elf::{ElfError, ElfFile};
 use crate::exec::platform::{Platform, Resume, Stop, Target};
 use crate::exec::{Engine, EngineConfig};
+use crate::hostfile::{self, InputError};
 
 use fs::FdTable;
 use mem::{perm, GuestMemory};
-use mman::{Brk, SharedFileMap};
+use mman::Brk;
+use regions::{FileId, Mapping};
 use signal::{code, sig, signal_name, SigInfo, SignalState};
 use stack::{at, StackContents};
 
@@ -92,12 +98,9 @@ impl Default for UserOptions {
 /// Why a program could not be started.
 #[derive(Debug, Error)]
 pub enum UserError {
-    /// The program file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// The program file could not be read (missing, not a regular file, too large, ...).
+    #[error(transparent)]
+    Read(#[from] InputError),
     /// The program is not a loadable RV32 ELF executable.
     #[error("{}: {source}", path.display())]
     Elf { path: PathBuf, source: ElfError },
@@ -116,9 +119,9 @@ pub enum UserError {
 /// signal killed it, 124 when `max_insns` ran out). A fatal signal's message goes to stderr.
 pub fn run(opts: UserOptions) -> Result<i32, UserError> {
     let (mut process, mut hart) = Process::new(&opts)?;
+    process.signals.take_over_host_signals();
     let mut engine = Engine::new(opts.engine);
     let stop = engine.run(&mut hart, &mut process, opts.max_insns);
-    process.write_back_all();
     if opts.stats {
         crate::report_stats(&engine, &hart);
     }
@@ -161,8 +164,9 @@ pub struct Process {
     mem: GuestMemory,
     fds: FdTable,
     brk: Brk,
-    shared_maps: Vec<SharedFileMap>,
     signals: SignalState,
+    /// The program's argv (what /proc/self/cmdline shows).
+    args: Vec<Vec<u8>>,
     /// Absolute path of the program (what /proc/self/exe shows).
     exe_path: PathBuf,
     allow_misaligned: bool,
@@ -183,10 +187,7 @@ impl Process {
     /// run it in U-mode.
     pub fn new(opts: &UserOptions) -> Result<(Process, Hart), UserError> {
         let path = &opts.program;
-        let bytes = std::fs::read(path).map_err(|source| UserError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = read_program(path)?;
         let program = path.as_os_str().as_encoded_bytes().to_vec();
         let mut args = vec![program.clone()];
         args.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
@@ -202,8 +203,8 @@ impl Process {
                 start: image.brk,
                 current: image.brk,
             },
-            shared_maps: Vec::new(),
-            signals: SignalState::default(),
+            signals: SignalState::inherited_from_host(),
+            args,
             exe_path,
             allow_misaligned: opts.allow_misaligned,
             pid: std::process::id(),
@@ -219,6 +220,16 @@ impl Process {
     pub fn brk(&self) -> u32 {
         self.brk.current
     }
+}
+
+/// The most bytes a program file may have: more cannot be an RV32 program that fits in the
+/// 3 GiB user address space with room to run, and reading it would only exhaust host memory.
+pub const PROGRAM_SIZE_LIMIT: u64 = 1 << 30;
+
+/// Read a program file: a regular file of at most [`PROGRAM_SIZE_LIMIT`] bytes (a device,
+/// FIFO or huge file is refused before anything is read).
+pub(crate) fn read_program(path: &Path) -> Result<Vec<u8>, InputError> {
+    hostfile::read_bounded("program", path, PROGRAM_SIZE_LIMIT)
 }
 
 /// A freshly loaded program: its address space and where to start.
@@ -263,8 +274,9 @@ pub(crate) fn load_program(
         source,
     })?;
     let mut mem = GuestMemory::new().map_err(UserError::Reserve)?;
+    let file = Rc::new(program_file_id(path));
     let image =
-        loader::load(&mut mem, &elf, PIE_BASE, MMAP_TOP).map_err(|e| UserError::Layout {
+        loader::load(&mut mem, &elf, &file, PIE_BASE, MMAP_TOP).map_err(|e| UserError::Layout {
             path: path.to_path_buf(),
             vaddr: e.vaddr,
         })?;
@@ -276,7 +288,12 @@ pub(crate) fn load_program(
     mem.write_initial(SIGRETURN_TRAMPOLINE, &code);
 
     let stack_bottom = STACK_TOP - STACK_SIZE;
-    mem.map(stack_bottom, STACK_SIZE as u64, perm::R | perm::W);
+    mem.map_as(
+        stack_bottom,
+        STACK_SIZE as u64,
+        perm::R | perm::W,
+        Mapping::special("[stack]"),
+    );
     let mut random = [0u8; 16];
     if syscall::fill_random(&mut random).is_err() {
         tracing::warn!("no host randomness for AT_RANDOM; using zeros");
@@ -314,6 +331,18 @@ pub(crate) fn load_program(
         sp,
         brk: image.end,
     })
+}
+
+/// How /proc/self/maps names the program file: its absolute path, device and inode.
+fn program_file_id(path: &Path) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let (dev, inode) = std::fs::metadata(path).map_or((0, 0), |m| (m.dev(), m.ino()));
+    FileId {
+        path: absolute.as_os_str().as_encoded_bytes().to_vec(),
+        dev,
+        inode,
+    }
 }
 
 /// The first 15 bytes of the program's file name (the initial comm / PR_GET_NAME).

@@ -1,10 +1,12 @@
 //! Process creation, replacement and reaping: fork-style `clone` forks the host process (the
 //! whole VM, guest memory included, as qemu-user does); `execve` of a RISC-V program (or a
-//! `#!` script whose interpreter is one) replaces the guest image in place, as the kernel does;
+//! `#!` script whose interpreter is one) replaces the guest image in place, as the kernel does,
+//! and `execve` of anything else (a host binary, a host script) is the host's execve;
 //! `wait4`/`waitid` wait for the host children, whose exit statuses are the guest children's.
 //! Threads (CLONE_VM without CLONE_VFORK, CLONE_THREAD) are not supported.
 
-use std::ffi::OsStr;
+use std::ffi::{CStr, CString, OsStr};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -12,6 +14,7 @@ use crate::cpu::Hart;
 
 use super::syscall::{errno, host_result, last_errno, rusage_bytes, SysError, SysResult};
 use super::{load_program, name_of, Process, UserError};
+use crate::hostfile::InputError;
 
 /// Longest single argv/envp string (MAX_ARG_STRLEN).
 const MAX_ARG_STRLEN: usize = 128 * 1024;
@@ -133,8 +136,11 @@ impl Process {
         }
     }
 
-    /// `execve(path, argv, envp)`. On success the hart starts the new program (and decoded
-    /// code must be flushed); on failure nothing changed.
+    /// `execve(path, argv, envp)`. An RV32 program (or a `#!` script whose interpreter is
+    /// one) replaces the guest image in place: the hart starts the new program (and decoded
+    /// code must be flushed). Anything else (a host binary, a script for a host interpreter)
+    /// is handed to the host's execve, as qemu-user does: rv32vm is replaced by it, with the
+    /// guest's fds, ignored signals and signal mask. On failure nothing changed.
     pub(super) fn sys_execve(
         &mut self,
         hart: &mut Hart,
@@ -147,36 +153,57 @@ impl Process {
             .read_cstr(path, 4095)?
             .ok_or(errno(libc::ENAMETOOLONG))?;
         let host_path = self.guest_path(path)?;
-        let mut args = self.read_string_array(argv)?;
+        let args = self.read_string_array(argv)?;
         let env = self.read_string_array(envp)?;
         let file = PathBuf::from(OsStr::from_bytes(host_path.as_bytes()));
-        let mut bytes = read_executable(&file)?;
-        let mut program = file.clone();
-        if bytes.starts_with(b"#!") {
-            let (interp, arg) = parse_shebang(&bytes).ok_or(errno(libc::ENOEXEC))?;
-            let mut new_args = vec![interp.clone()];
-            new_args.extend(arg);
-            new_args.push(given.clone());
-            new_args.extend(args.into_iter().skip(1));
-            args = new_args;
-            program = PathBuf::from(OsStr::from_bytes(&interp));
-            bytes = read_executable(&program)?;
-            if bytes.starts_with(b"#!") {
-                return Err(errno(libc::ENOEXEC));
+        let head = read_executable_head(&file)?;
+        if is_rv32_elf(&head) {
+            return self.exec_in_place(hart, file, args, env, given);
+        }
+        if head.starts_with(b"#!") {
+            let (interp, arg) = parse_shebang(&head).ok_or(errno(libc::ENOEXEC))?;
+            let interpreter = PathBuf::from(OsStr::from_bytes(&interp));
+            let interp_head = read_executable_head(&interpreter)?;
+            if is_rv32_elf(&interp_head) {
+                let mut script_args = vec![interp];
+                script_args.extend(arg);
+                script_args.push(given.clone());
+                script_args.extend(args.into_iter().skip(1));
+                return self.exec_in_place(hart, interpreter, script_args, env, given);
             }
         }
+        Err(self.exec_on_host(&host_path, &args, &env))
+    }
+
+    /// Load the RV32 program `program` in place of the current image.
+    fn exec_in_place(
+        &mut self,
+        hart: &mut Hart,
+        program: PathBuf,
+        args: Vec<Vec<u8>>,
+        env: Vec<Vec<u8>>,
+        given: Vec<u8>,
+    ) -> Result<(), SysError> {
+        let bytes = super::read_program(&program).map_err(|e| {
+            tracing::warn!("execve: {e}");
+            match e {
+                InputError::Io { source, .. } => errno(source.raw_os_error().unwrap_or(libc::EIO)),
+                InputError::NotRegular { .. } => errno(libc::EACCES),
+                InputError::TooLarge { .. } => errno(libc::ENOMEM),
+                InputError::Empty { .. } => errno(libc::ENOEXEC),
+            }
+        })?;
         let image = load_program(&program, &bytes, &args, &env, &given).map_err(|e| {
             tracing::warn!("execve: {e}");
             match e {
                 UserError::ArgumentsTooLong => errno(libc::E2BIG),
                 UserError::Reserve(_) => errno(libc::ENOMEM),
-                UserError::Read { source, .. } => errno(source.raw_os_error().unwrap_or(libc::EIO)),
+                UserError::Read(_) => errno(libc::EIO),
                 UserError::Elf { .. } | UserError::Layout { .. } => errno(libc::ENOEXEC),
             }
         })?;
 
         // The point of no return: the old image goes away.
-        self.write_back_all();
         image.start(hart);
         self.brk = super::mman::Brk {
             start: image.brk,
@@ -186,9 +213,43 @@ impl Process {
         self.fds.close_on_exec();
         self.reset_signals_for_exec();
         self.exe_path = std::fs::canonicalize(&program).unwrap_or(program);
+        self.args = args;
         self.thread_name = name_of(Path::new(OsStr::from_bytes(&given)));
         self.flush_code = true;
         Ok(())
+    }
+
+    /// Replace rv32vm by the host program `path` (a host binary or script): the guest's open
+    /// fds are placed at their guest numbers (the others closed), the signals it ignores stay
+    /// ignored and its mask stays blocked, as across a real execve. Returns only on failure,
+    /// with everything as it was.
+    fn exec_on_host(&mut self, path: &CStr, args: &[Vec<u8>], env: &[Vec<u8>]) -> SysError {
+        let to_cstrings = |list: &[Vec<u8>]| -> Option<Vec<CString>> {
+            list.iter().map(|s| CString::new(s.clone()).ok()).collect()
+        };
+        // read_cstr stops at the first NUL, so the strings have none inside.
+        let (Some(args), Some(env)) = (to_cstrings(args), to_cstrings(env)) else {
+            return errno(libc::EINVAL);
+        };
+        let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let mut envp: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
+        envp.push(std::ptr::null());
+
+        tracing::debug!(path = ?path, "execve of a host program");
+        let fds = match self.fds.place_for_host_exec() {
+            Ok(layout) => layout,
+            Err(e) => return e,
+        };
+        let signals = self.signals.prepare_host_exec();
+        // SAFETY: `path` and every argv/envp string are NUL-terminated and outlive the call;
+        // both arrays end with NULL. On success this process image is replaced; on failure
+        // execve changes nothing.
+        unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+        let error = last_errno();
+        signals.restore();
+        fds.restore();
+        error
     }
 
     /// `waitid(idtype, id, siginfo*, options, rusage*)`.
@@ -253,20 +314,34 @@ fn siginfo_child_bytes(host: &libc::siginfo_t) -> [u8; 128] {
     out
 }
 
-/// Read a file the guest wants to execute, with the kernel's checks: it must be a regular file
-/// the caller may execute.
-fn read_executable(path: &Path) -> Result<Vec<u8>, SysError> {
+/// The first bytes (enough for an ELF header and a `#!` line) of a file the guest wants to
+/// execute, with the kernel's checks: it must be a regular file the caller may execute.
+fn read_executable_head(path: &Path) -> Result<Vec<u8>, SysError> {
     let io_errno = |e: std::io::Error| errno(e.raw_os_error().unwrap_or(libc::EIO));
     let meta = std::fs::metadata(path).map_err(io_errno)?;
     if !meta.is_file() {
         return Err(errno(libc::EACCES));
     }
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| errno(libc::ENOENT))?;
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| errno(libc::ENOENT))?;
     // SAFETY: NUL-terminated path; access has no memory effects.
     if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
         return Err(last_errno());
     }
-    std::fs::read(path).map_err(io_errno)
+    let mut head = Vec::with_capacity(SHEBANG_MAX);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SHEBANG_MAX as u64).read_to_end(&mut head))
+        .map_err(io_errno)?;
+    Ok(head)
+}
+
+/// Whether `head` starts an ELF file for 32-bit little-endian RISC-V (what runs in place).
+fn is_rv32_elf(head: &[u8]) -> bool {
+    const EM_RISCV: u16 = 243;
+    head.len() >= 20
+        && head[..4] == *b"\x7fELF"
+        && head[4] == 1 // ELFCLASS32
+        && head[5] == 1 // little-endian
+        && u16::from_le_bytes([head[18], head[19]]) == EM_RISCV
 }
 
 /// The interpreter and optional single argument of a `#!` line (None if malformed).

@@ -2,9 +2,17 @@
 //! signal frame (`siginfo` + riscv `ucontext`) and a `rt_sigreturn` trampoline.
 //!
 //! Sources of signals: the guest itself (kill/tkill/tgkill to its own pid, SIGPIPE on EPIPE),
-//! synchronous faults (SIGSEGV, SIGBUS, SIGILL, SIGTRAP), and the host (SIGCHLD from forked
-//! children, SIGINT, SIGALRM from setitimer, ...): for every signal the guest handles, a host
-//! handler sets a bit in [`HOST_PENDING`], which the run loop checks once per block.
+//! synchronous faults (SIGSEGV, SIGBUS, SIGILL, SIGTRAP), and the host (SIGTERM, SIGINT,
+//! SIGCHLD from forked children, SIGALRM from setitimer, ...).
+//!
+//! Host signals (every signal but the synchronous faults, SIGKILL and SIGSTOP, as qemu-user
+//! forwards them) reach the guest through its dispositions and mask: the host disposition of
+//! each follows the guest's (ignored: ignored on the host too; a handler, or a default action
+//! that kills: a host handler that only sets a bit in [`HOST_PENDING`], which the run loop
+//! checks once per block; a default that ignores or stops: the host default), and the host
+//! signal mask follows the guest's, so a blocked signal stays pending in the host kernel
+//! (interrupting nothing) until the guest unblocks it. A default action that kills makes
+//! rv32vm die of the same signal once the signal is delivered.
 //!
 //! Delivery happens at syscall return, between blocks and on faults: one signal at a time, the
 //! hart is redirected to the handler with a0 = signo, a1 = &siginfo, a2 = &ucontext and ra = the
@@ -139,16 +147,31 @@ fn default_ignored(signo: i32) -> bool {
     )
 }
 
-/// Signals whose host disposition follows the guest's. Synchronous fault signals stay with the
-/// host (they would be our own crashes), SIGPIPE stays ignored (EPIPE is turned into a guest
-/// SIGPIPE instead), SIGKILL/SIGSTOP cannot be caught.
-fn mirrored_on_host(signo: i32) -> bool {
+/// Whether a host signal is forwarded to the guest (its host disposition and mask follow the
+/// guest's). Synchronous fault signals stay with the host (they would be our own crashes);
+/// SIGKILL and SIGSTOP cannot be caught or blocked.
+const fn forwarded(signo: i32) -> bool {
     use sig::*;
-    !matches!(
-        signo,
-        SIGILL | SIGTRAP | SIGBUS | SIGFPE | SIGKILL | SIGSEGV | SIGPIPE | SIGSTOP
-    ) && (1..=31).contains(&signo)
+    signo >= 1
+        && signo <= 31
+        && !matches!(
+            signo,
+            SIGILL | SIGTRAP | SIGBUS | SIGFPE | SIGKILL | SIGSEGV | SIGSTOP
+        )
 }
+
+/// The mask bits of every forwarded signal.
+const FORWARDED: u64 = {
+    let mut set = 0u64;
+    let mut signo = 1;
+    while signo <= 31 {
+        if forwarded(signo) {
+            set |= bit(signo);
+        }
+        signo += 1;
+    }
+    set
+};
 
 /// A guest `struct sigaction` (riscv: handler, flags, 64-bit mask).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -202,6 +225,9 @@ pub struct SignalState {
     saved_mask: Option<u64>,
     /// sigaltstack: (base, size), if enabled.
     alt_stack: Option<(u32, u32)>,
+    /// The host's dispositions and signal mask follow the guest's (set when the process runs;
+    /// unit tests leave the test process's signals alone).
+    host_sync: bool,
 }
 
 impl Default for SignalState {
@@ -213,11 +239,158 @@ impl Default for SignalState {
             info: vec![SigInfo::default(); sig::NSIG as usize + 1],
             saved_mask: None,
             alt_stack: None,
+            host_sync: false,
         }
     }
 }
 
 impl SignalState {
+    /// The state a program starts with: signals the host ignores stay ignored and the host's
+    /// signal mask is kept, as both survive execve on Linux.
+    pub fn inherited_from_host() -> SignalState {
+        let mut state = SignalState::default();
+        for signo in 1..=31 {
+            // Rust's runtime ignores SIGPIPE in every program, so the host disposition says
+            // nothing about what our parent chose: SIGPIPE starts with its default.
+            if !forwarded(signo) || signo == sig::SIGPIPE {
+                continue;
+            }
+            // SAFETY: querying a disposition (NULL new action) changes nothing; the out
+            // struct is plain data.
+            let ignored = unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(signo, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            };
+            if ignored {
+                state.actions[signo as usize].handler = SIG_IGN;
+            }
+        }
+        // SAFETY: querying the mask (NULL new set) changes nothing.
+        let host_mask = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set);
+            (1..=sig::NSIG).fold(0u64, |m, s| {
+                if libc::sigismember(&set, s) == 1 {
+                    m | bit(s)
+                } else {
+                    m
+                }
+            })
+        };
+        state.mask = host_mask & !UNBLOCKABLE;
+        state
+    }
+
+    /// From now on the host's dispositions and mask follow the guest's: install them.
+    pub fn take_over_host_signals(&mut self) {
+        self.host_sync = true;
+        for signo in 1..=31 {
+            let handler = self.action(signo).handler;
+            self.mirror_on_host(signo, handler);
+        }
+        self.apply_host_mask();
+    }
+
+    /// Set the guest's signal mask (and the host's, for forwarded signals).
+    pub fn set_mask(&mut self, mask: u64) {
+        self.mask = mask & !UNBLOCKABLE;
+        self.apply_host_mask();
+    }
+
+    /// Make the host signal mask block exactly the forwarded signals the guest blocks.
+    fn apply_host_mask(&self) {
+        if !self.host_sync {
+            return;
+        }
+        let set = host_sigset(self.mask & FORWARDED);
+        // SAFETY: `set` is an initialised sigset; only this thread's mask changes.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) };
+    }
+
+    /// Make the host's disposition of `signo` follow the guest's handler value.
+    fn mirror_on_host(&self, signo: i32, handler: u32) {
+        if !self.host_sync || !forwarded(signo) {
+            return;
+        }
+        let host_handler = match handler {
+            SIG_IGN => libc::SIG_IGN,
+            // Default ignore, or stop: the host's default (a stop signal stops rv32vm, as it
+            // stops qemu-user).
+            SIG_DFL if default_ignored(signo) => libc::SIG_DFL,
+            // A handler, or a default action that kills: record it for delivery between
+            // blocks, so the guest's mask applies and rv32vm dies in good order.
+            _ => record_host_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        };
+        // SAFETY: the handler only performs an atomic fetch_or (async-signal-safe); the
+        // sigaction struct is fully initialised. No SA_RESTART: interrupted host syscalls
+        // return EINTR so the guest's own SA_RESTART choice decides.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = host_handler;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(signo, &sa, std::ptr::null_mut());
+        }
+    }
+
+    /// Forwarded signals pending in the host kernel (blocked there because the guest blocks
+    /// them).
+    fn host_pending(&self) -> u64 {
+        if !self.host_sync {
+            return 0;
+        }
+        // SAFETY: sigpending only fills the plain-data set.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigpending(&mut set);
+            set
+        };
+        (1..=31)
+            .filter(|&s| forwarded(s))
+            // SAFETY: `set` is initialised; sigismember only reads it.
+            .filter(|&s| unsafe { libc::sigismember(&set, s) } == 1)
+            .fold(0, |m, s| m | bit(s))
+    }
+
+    /// Set the host's dispositions and mask for a host program exec'd by the guest: what the
+    /// guest ignores stays ignored, everything else gets its default (handlers do not survive
+    /// execve), and the guest's whole mask is blocked. [`HostExecSignals::restore`] undoes it
+    /// if the exec fails.
+    pub fn prepare_host_exec(&self) -> HostExecSignals {
+        let mut saved = Vec::new();
+        for signo in 1..=31 {
+            if signo == sig::SIGKILL || signo == sig::SIGSTOP {
+                continue;
+            }
+            let host_handler = if self.action(signo).handler == SIG_IGN {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            // SAFETY: plain sigaction calls with initialised structs; the old action is kept
+            // to be reinstalled on failure.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                let mut old: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = host_handler;
+                libc::sigemptyset(&mut sa.sa_mask);
+                if libc::sigaction(signo, &sa, &mut old) == 0 {
+                    saved.push((signo, old));
+                }
+            }
+        }
+        let set = host_sigset(self.mask);
+        // SAFETY: initialised sigsets; only this thread's mask changes.
+        let old_mask = unsafe {
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_SETMASK, &set, &mut old);
+            old
+        };
+        HostExecSignals { saved, old_mask }
+    }
+
     /// The action of `signo`.
     pub fn action(&self, signo: i32) -> SigAction {
         self.actions
@@ -358,7 +531,7 @@ impl Process {
             if self.signals.is_ignored(signo) {
                 self.signals.pending &= !bit(signo);
             }
-            mirror_on_host(signo, action.handler);
+            self.signals.mirror_on_host(signo, action.handler);
         }
         Ok(0)
     }
@@ -385,13 +558,15 @@ impl Process {
             self.mem.write_u64(old, self.signals.mask)?;
         }
         if let Some(s) = new {
-            let s = s & !UNBLOCKABLE;
-            self.signals.mask = match how {
+            let mask = match how {
                 SIG_BLOCK => self.signals.mask | s,
                 SIG_UNBLOCK => self.signals.mask & !s,
                 SIG_SETMASK => s,
                 _ => return Err(errno(libc::EINVAL)),
             };
+            // Unblocking on the host delivers signals it held pending to the recording
+            // handler at once; they are delivered to the guest on return from this call.
+            self.signals.set_mask(mask);
         }
         Ok(0)
     }
@@ -401,7 +576,7 @@ impl Process {
             return Err(errno(libc::EINVAL));
         }
         self.signals.collect_host();
-        let pending = self.signals.pending & self.signals.mask;
+        let pending = (self.signals.pending & self.signals.mask) | self.signals.host_pending();
         self.mem.write_u64(set, pending)?;
         Ok(0)
     }
@@ -413,26 +588,32 @@ impl Process {
             return Err(errno(libc::EINVAL));
         }
         let temp = self.mem.read_u64(set)? & !UNBLOCKABLE;
-        // Block every host signal while checking, then wait atomically with them unblocked, so
-        // a signal arriving between the check and the wait cannot be missed.
-        // SAFETY: sigset_t values are plain data initialised by sigfillset/sigprocmask; the
-        // calls only change this thread's signal mask.
+        // Block every host signal while checking, then wait atomically with the temporary
+        // mask (host side: the forwarded signals it blocks), so a signal arriving between the
+        // check and the wait cannot be missed.
+        // SAFETY: sigset_t values are plain data initialised by sigfillset/pthread_sigmask/
+        // host_sigset; the calls only change this thread's signal mask.
         unsafe {
             let mut all: libc::sigset_t = std::mem::zeroed();
             let mut host_old: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
-            libc::sigprocmask(libc::SIG_BLOCK, &all, &mut host_old);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut host_old);
+            let waiting = if self.signals.host_sync {
+                host_sigset(temp & FORWARDED)
+            } else {
+                host_old
+            };
             loop {
                 self.signals.collect_host();
                 if self.signals.next_deliverable(temp).is_some() {
                     break;
                 }
-                libc::sigsuspend(&host_old);
+                libc::sigsuspend(&waiting);
             }
-            libc::sigprocmask(libc::SIG_SETMASK, &host_old, std::ptr::null_mut());
+            libc::pthread_sigmask(libc::SIG_SETMASK, &host_old, std::ptr::null_mut());
         }
         self.signals.saved_mask = Some(self.signals.mask);
-        self.signals.mask = temp;
+        self.signals.set_mask(temp);
         Err(errno(libc::EINTR))
     }
 
@@ -481,7 +662,7 @@ impl Process {
             let a = &mut self.signals.actions[signo as usize];
             if a.handler > SIG_IGN {
                 *a = SigAction::default();
-                mirror_on_host(signo, SIG_DFL);
+                self.signals.mirror_on_host(signo, SIG_DFL);
             }
         }
         self.signals.alt_stack = None;
@@ -528,7 +709,7 @@ impl Process {
         hart.fflags = (fcsr & 0x1f) as u8;
         hart.frm = (fcsr >> 5 & 7) as u8;
         hart.reservation = None;
-        self.signals.mask = mask & !UNBLOCKABLE;
+        self.signals.set_mask(mask);
         self.deliver_pending(hart)
     }
 
@@ -640,10 +821,10 @@ impl Process {
         if action.flags & SA_NODEFER == 0 {
             mask |= bit(signo);
         }
-        self.signals.mask = mask & !UNBLOCKABLE;
+        self.signals.set_mask(mask);
         if action.flags & SA_RESETHAND != 0 {
             self.signals.actions[signo as usize].handler = SIG_DFL;
-            mirror_on_host(signo, SIG_DFL);
+            self.signals.mirror_on_host(signo, SIG_DFL);
         }
         hart.x[10] = signo as u32;
         // The frame was checked to lie below 4 GiB, so these offsets cannot wrap.
@@ -694,24 +875,37 @@ pub fn die_of_signal(signo: i32) {
     }
 }
 
-/// Make the host's disposition of `signo` follow the guest's handler value.
-fn mirror_on_host(signo: i32, handler: u32) {
-    if !mirrored_on_host(signo) {
-        return;
+/// The host's signal state before [`SignalState::prepare_host_exec`].
+pub struct HostExecSignals {
+    saved: Vec<(i32, libc::sigaction)>,
+    old_mask: libc::sigset_t,
+}
+
+impl HostExecSignals {
+    /// Reinstall the host's dispositions and mask (the exec failed).
+    pub fn restore(self) {
+        // SAFETY: reinstalls actions and a mask the host had a moment ago.
+        unsafe {
+            for (signo, action) in &self.saved {
+                libc::sigaction(*signo, action, std::ptr::null_mut());
+            }
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut());
+        }
     }
-    let host_handler = match handler {
-        SIG_DFL => libc::SIG_DFL,
-        SIG_IGN => libc::SIG_IGN,
-        _ => record_host_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-    };
-    // SAFETY: the handler only performs an atomic fetch_or (async-signal-safe); the sigaction
-    // struct is fully initialised. No SA_RESTART: interrupted host syscalls return EINTR so the
-    // guest's own SA_RESTART choice decides.
+}
+
+/// A host signal set holding the signals of `mask` (bit n-1 for signal n).
+fn host_sigset(mask: u64) -> libc::sigset_t {
+    // SAFETY: sigemptyset initialises the plain-data set; sigaddset only sets bits in it.
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = host_handler;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(signo, &sa, std::ptr::null_mut());
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signo in 1..=sig::NSIG {
+            if mask & bit(signo) != 0 {
+                libc::sigaddset(&mut set, signo);
+            }
+        }
+        set
     }
 }
 
@@ -766,6 +960,25 @@ mod tests {
         s.mask = bit(SIGINT);
         assert_eq!(s.next_deliverable(s.mask), None);
         assert_eq!(s.next_deliverable(0), Some(SIGINT));
+    }
+
+    #[test]
+    fn forwarded_signals_are_the_asynchronous_ones() {
+        const SIGHUP: i32 = 1;
+        const SIGTERM: i32 = 15;
+        for signo in [SIGHUP, SIGTERM, sig::SIGPIPE, sig::SIGCHLD, sig::SIGWINCH] {
+            assert!(FORWARDED & bit(signo) != 0, "{}", signal_name(signo));
+        }
+        for signo in [
+            sig::SIGSEGV,
+            sig::SIGBUS,
+            sig::SIGILL,
+            sig::SIGKILL,
+            sig::SIGSTOP,
+        ] {
+            assert!(FORWARDED & bit(signo) == 0, "{}", signal_name(signo));
+        }
+        assert_eq!(FORWARDED >> 31, 0, "no real-time signals");
     }
 
     #[test]

@@ -316,7 +316,7 @@ impl Process {
             MUNMAP => self.sys_munmap(hart, a[0], a[1]),
             MPROTECT => self.sys_mprotect(hart, a[0], a[1], a[2]),
             MREMAP => self.sys_mremap(hart, a[0], a[1], a[2], a[3], a[4]),
-            MSYNC => self.sys_msync(a[0], a[1]),
+            MSYNC => self.sys_msync(a[0], a[1], a[2]),
             MADVISE => self.sys_madvise(hart, a[0], a[1], a[2]),
             MLOCK | MUNLOCK | MLOCKALL | MUNLOCKALL => Ok(0),
             RISCV_FLUSH_ICACHE => {

@@ -119,6 +119,59 @@ fn missing_and_invalid_programs_are_load_errors() {
 }
 
 #[test]
+fn programs_that_are_not_regular_files_are_refused() {
+    let opts = UserOptions {
+        program: PathBuf::from("/dev/zero"),
+        ..UserOptions::default()
+    };
+    let err = Process::new(&opts).err().expect("fails");
+    assert!(
+        matches!(
+            err,
+            UserError::Read(crate::hostfile::InputError::NotRegular { .. })
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn proc_self_maps_lists_the_guest_mappings() {
+    let (mut p, mut h, elf) = start(&[]);
+    let anon = mmap_anon(&mut p, &mut h, 0, 0x3000, 3, 0) as u32;
+    assert_eq!(
+        sys(&mut p, &mut h, nr::MPROTECT, &[anon + 0x1000, 0x1000, 1]),
+        Ok(0)
+    );
+    let text = String::from_utf8(p.maps_text()).expect("utf-8");
+    let lines: Vec<&str> = text.lines().collect();
+    let program = std::fs::canonicalize(&elf.0).expect("canonical path");
+    let program = program.to_str().expect("utf-8 path");
+    // Linux's 32-bit layout: the name starts in column 50.
+    let text_line = lines
+        .iter()
+        .find(|l| l.starts_with("00011000-") || l.starts_with("00010000-"))
+        .expect("program text listed");
+    assert!(text_line.contains(" r-xp "), "{text_line}");
+    assert!(text_line.ends_with(program), "{text_line}");
+    assert_eq!(text_line.find('/'), Some(49), "{text_line}");
+    let stack = lines.last().expect("lines");
+    assert!(
+        stack.starts_with(&format!(
+            "{:08x}-c0000000 rw-p 00000000 00:00 0",
+            STACK_TOP - STACK_SIZE
+        )) && stack.ends_with(" [stack]"),
+        "{stack}"
+    );
+    let split = |at: u32, perms: &str| {
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("{at:08x}-{:08x} {perms} ", at + 0x1000)))
+    };
+    assert!(split(anon + 0x1000, "r--p"), "{text}");
+    assert!(split(anon + 0x2000, "rw-p"), "{text}");
+}
+
+#[test]
 fn translate_follows_page_permissions() {
     let (mut p, mut h, _elf) = start(&[]);
     assert!(can(&mut p, &mut h, 0x11000, Access::Execute));

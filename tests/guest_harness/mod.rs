@@ -221,7 +221,8 @@ impl Runner {
         }
     }
 
-    fn command(&self, program: &Path, args: &[OsString]) -> Command {
+    /// The command that runs `program` with `args` under this runner (environment not set).
+    pub fn command(&self, program: &Path, args: &[OsString]) -> Command {
         let mut command = match self {
             Runner::Qemu => Command::new(require_qemu()),
             Runner::Rv32vm {
@@ -288,14 +289,8 @@ impl GuestRun<'_> {
         let scratch = ScratchDir::new(&format!("{}-{label}", self.name));
         (self.setup)(scratch.path());
         let mut command = runner.command(&self.program, &self.args);
-        command
-            .current_dir(scratch.path())
-            .env_clear()
-            .env("PATH", "/nonexistent-guest-path")
-            .env("HOME", "/nonexistent-guest-home")
-            .env("LC_ALL", "C")
-            .env("TZ", "UTC")
-            .env("GUEST_TEST_VAR", GUEST_TEST_VAR);
+        command.current_dir(scratch.path());
+        set_guest_environment(&mut command);
         for (key, value) in &self.env {
             command.env(key, value);
         }
@@ -304,6 +299,18 @@ impl GuestRun<'_> {
             Err(error) => panic!("{}: cannot start {}: {error}", self.name, runner.label()),
         }
     }
+}
+
+/// Gives `command` the small fixed environment every guest runs with (identical for every
+/// runner, so guests that print their environment compare equal).
+pub fn set_guest_environment(command: &mut Command) {
+    command
+        .env_clear()
+        .env("PATH", "/nonexistent-guest-path")
+        .env("HOME", "/nonexistent-guest-home")
+        .env("LC_ALL", "C")
+        .env("TZ", "UTC")
+        .env("GUEST_TEST_VAR", GUEST_TEST_VAR);
 }
 
 /// Runs `guest` under qemu and under rv32vm for every tier in `tiers` and fails the test on

@@ -1,0 +1,171 @@
+/* procfs: /proc/self/maps, cmdline and exe (and /proc/<pid>/...) describe the guest program,
+ * not the emulator. Addresses differ between emulators, so the program prints what must hold:
+ * the line holding main() is r-xp and names the program file, the stack line is [stack], a
+ * shared file mapping shows 's', its offset and path, mprotect splits a mapping, munmap removes
+ * it. argv[1] is a scratch directory. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "guest_util.h"
+
+struct maps_line {
+    unsigned long start, end, offset;
+    char perms[5];
+    char path[PATH_MAX];
+    int found;
+};
+
+static char maps_path[64];
+
+/* Finds the /proc/self/maps line holding `addr`. */
+static struct maps_line find_line(const void *addr) {
+    struct maps_line line;
+    memset(&line, 0, sizeof line);
+    FILE *f = fopen(maps_path, "r");
+    if (!f)
+        die("fopen maps");
+    char buf[PATH_MAX + 128];
+    while (fgets(buf, sizeof buf, f)) {
+        unsigned long start, end, offset, inode;
+        unsigned major, minor;
+        char perms[5];
+        int name_at = 0;
+        if (sscanf(buf, "%lx-%lx %4s %lx %x:%x %lu %n", &start, &end, perms, &offset, &major,
+                   &minor, &inode, &name_at) < 7) {
+            printf("malformed maps line: %s", buf);
+            continue;
+        }
+        if ((uintptr_t)addr >= start && (uintptr_t)addr < end) {
+            line.start = start;
+            line.end = end;
+            line.offset = offset;
+            memcpy(line.perms, perms, 5);
+            char *name = buf + name_at;
+            name[strcspn(name, "\n")] = 0;
+            snprintf(line.path, sizeof line.path, "%s", name);
+            line.found = 1;
+        }
+    }
+    fclose(f);
+    return line;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int initialized_data = 42;
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        printf("usage: procfs SCRATCH [ARGS...]\n");
+        return 2;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    char exe[PATH_MAX];
+    if (!realpath(argv[0], exe))
+        die("realpath");
+
+    for (int round = 0; round < 2; round++) {
+        /* The same answers through /proc/self and /proc/<pid>. */
+        if (round == 0)
+            snprintf(maps_path, sizeof maps_path, "/proc/self/maps");
+        else
+            snprintf(maps_path, sizeof maps_path, "/proc/%d/maps", (int)getpid());
+        printf("-- %s\n", round == 0 ? "/proc/self" : "/proc/<pid>");
+
+        struct maps_line text = find_line((const void *)(uintptr_t)main);
+        printf("main: found=%d perms=%s names program=%d\n", text.found, text.perms,
+               strcmp(text.path, exe) == 0);
+        struct maps_line data = find_line(&initialized_data);
+        printf("data: found=%d perms=%s names program=%d\n", data.found, data.perms,
+               strcmp(data.path, exe) == 0);
+        int on_stack = 0;
+        struct maps_line stack = find_line(&on_stack);
+        printf("stack: found=%d perms=%s name=%s\n", stack.found, stack.perms, stack.path);
+    }
+
+    /* mprotect splits a mapping; munmap removes it. */
+    char *a = mmap(NULL, 3 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    check(mprotect(a + page, (size_t)page, PROT_READ) == 0, "mprotect middle page");
+    struct maps_line mid = find_line(a + page);
+    printf("middle page: perms=%s exactly one page=%d anonymous=%d\n", mid.perms,
+           mid.start == (uintptr_t)(a + page) && mid.end == (uintptr_t)(a + 2 * page),
+           mid.path[0] == 0);
+    struct maps_line first = find_line(a);
+    printf("first page: perms=%s ends at middle=%d\n", first.perms,
+           first.end == (uintptr_t)(a + page));
+    check(mprotect(a + page, (size_t)page, PROT_NONE) == 0, "mprotect none");
+    printf("PROT_NONE page: perms=%s\n", find_line(a + page).perms);
+    munmap(a, 3 * (size_t)page);
+    printf("after munmap: found=%d\n", find_line(a + page).found);
+
+    /* A shared mapping of a file at an offset, and shared anonymous memory. */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/mapped.bin", argv[1]);
+    int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0644);
+    ftruncate(fd, 4 * page);
+    char *s = mmap(NULL, 2 * (size_t)page, PROT_READ, MAP_SHARED, fd, 2 * page);
+    struct maps_line sl = find_line(s + page);
+    printf("shared file: perms=%s offset=%lx names file=%d\n", sl.perms,
+           sl.offset + ((uintptr_t)s - sl.start), ends_with(sl.path, "/mapped.bin"));
+    char *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, page);
+    struct maps_line pl = find_line(p);
+    printf("private file: perms=%s offset=%lx names file=%d\n", pl.perms,
+           pl.offset + ((uintptr_t)p - pl.start), ends_with(pl.path, "/mapped.bin"));
+    char *z = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    printf("shared anonymous: perms=%s\n", find_line(z).perms);
+    munmap(s, 2 * (size_t)page);
+    munmap(p, (size_t)page);
+    munmap(z, (size_t)page);
+    close(fd);
+    unlink(path);
+
+    /* cmdline: the guest's argv, NUL-separated. */
+    char want[4096];
+    size_t want_len = 0;
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(argv[i]) + 1;
+        memcpy(want + want_len, argv[i], l);
+        want_len += l;
+    }
+    char paths[2][64];
+    snprintf(paths[0], sizeof paths[0], "/proc/self/cmdline");
+    snprintf(paths[1], sizeof paths[1], "/proc/%d/cmdline", (int)getpid());
+    for (int i = 0; i < 2; i++) {
+        char got[4096];
+        int cfd = open(paths[i], O_RDONLY);
+        ssize_t n = cfd >= 0 ? read(cfd, got, sizeof got) : -1;
+        close(cfd);
+        printf("%s: matches argv=%d (%zd bytes)\n", i ? "/proc/<pid>/cmdline" : "/proc/self/cmdline",
+               n == (ssize_t)want_len && memcmp(got, want, want_len) == 0, n);
+    }
+
+    /* exe: readlink gives the program; open reaches the program file. (stat of it does too here,
+     * but qemu-riscv32 shows its own binary there, so it is not compared.) */
+    char exepath[2][64];
+    snprintf(exepath[0], sizeof exepath[0], "/proc/self/exe");
+    snprintf(exepath[1], sizeof exepath[1], "/proc/%d/exe", (int)getpid());
+    for (int i = 0; i < 2; i++) {
+        char link[PATH_MAX];
+        ssize_t n = readlink(exepath[i], link, sizeof link - 1);
+        link[n > 0 ? n : 0] = 0;
+        int efd = open(exepath[i], O_RDONLY);
+        char magic[4] = {0};
+        read(efd, magic, 4);
+        close(efd);
+        printf("%s: readlink is program=%d ELF magic=%d\n",
+               i ? "/proc/<pid>/exe" : "/proc/self/exe", strcmp(link, exe) == 0,
+               memcmp(magic, "\177ELF", 4) == 0);
+    }
+    printf("failures=%d\n", guest_failures);
+    return guest_failures ? 1 : 0;
+}
