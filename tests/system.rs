@@ -220,8 +220,17 @@ fn assert_one_error(out: &common::RunOutcome, needle: &str, case: &str) {
         out.stderr
     );
     let lines: Vec<&str> = out.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{case}: expected one line, got: {}", out.stderr);
-    assert!(lines[0].starts_with("rv32vm: error:"), "{case}: {}", out.stderr);
+    assert_eq!(
+        lines.len(),
+        1,
+        "{case}: expected one line, got: {}",
+        out.stderr
+    );
+    assert!(
+        lines[0].starts_with("rv32vm: error:"),
+        "{case}: {}",
+        out.stderr
+    );
     assert!(
         out.stderr.contains(needle),
         "{case}: expected `{needle}` in: {}",
@@ -295,7 +304,11 @@ fn guest_that_resets_at_once_stops_at_the_timeout_with_one_stats_report() {
                 "{case}: one report at the end: {}",
                 out.stderr
             );
-            assert!(out.stderr.contains("the guest reset"), "{case}: {}", out.stderr);
+            assert!(
+                out.stderr.contains("the guest reset"),
+                "{case}: {}",
+                out.stderr
+            );
             assert!(out.stderr.contains("timeout"), "{case}: {}", out.stderr);
         }
     }
@@ -347,35 +360,32 @@ fn guest_that_resets_forever_stops_on_sigterm() {
             std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr)
                 .expect("read stderr");
             assert_eq!(exited.unwrap().code(), Some(143), "{case}: {stderr}");
-            assert!(stderr.contains("terminated by signal 15"), "{case}: {stderr}");
+            assert!(
+                stderr.contains("terminated by signal 15"),
+                "{case}: {stderr}"
+            );
         }
     }
 }
 
-/// A guest that resets forever in a real terminal (tmux): `Ctrl-A x` ends it with status 0.
-#[test]
-fn guest_that_resets_forever_stops_on_ctrl_a_x() {
-    common::require_tool("tmux", "-V", "tmux");
-    for tier in common::TIERS {
-        let name = format!("rv32vm-reset-quit-{tier}");
-        let kernel = reset_kernel(false);
-        let script = format!(
-            "{bin} boot --kernel {kernel} --tier {tier}; echo RV32VM-EXIT=$?; sleep 600",
-            bin = env!("CARGO_BIN_EXE_rv32vm"),
-            kernel = kernel.display(),
-        );
-        let tmux_run = |args: &[&str]| {
-            Command::new("tmux")
-                .args(args)
-                .output()
-                .expect("run tmux")
+/// A tmux session for one test; dropping it kills what runs in it (with SIGKILL first, so even
+/// an rv32vm that ignores signals cannot outlive the test) and the session.
+struct TmuxSession {
+    name: String,
+}
+
+impl TmuxSession {
+    fn start(name: &str, script: &str) -> TmuxSession {
+        common::require_tool("tmux", "-V", "tmux");
+        let session = TmuxSession {
+            name: name.to_string(),
         };
-        let _ = tmux_run(&["kill-session", "-t", &name]);
-        let started = tmux_run(&[
+        let _ = session.run(&["kill-session", "-t", name]);
+        let started = session.run(&[
             "new-session",
             "-d",
             "-s",
-            &name,
+            name,
             "-x",
             "120",
             "-y",
@@ -383,25 +393,61 @@ fn guest_that_resets_forever_stops_on_ctrl_a_x() {
             &format!("bash -c '{script}'"),
         ]);
         assert!(started.status.success(), "tmux new-session: {started:?}");
-        let screen = || {
-            let out = tmux_run(&["capture-pane", "-p", "-J", "-t", &name]);
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
+        session
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux").args(args).output().expect("run tmux")
+    }
+
+    fn screen(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-J", "-t", &self.name]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for TmuxSession {
+    fn drop(&mut self) {
+        let panes = self.run(&["list-panes", "-t", &self.name, "-F", "#{pane_pid}"]);
+        for shell in String::from_utf8_lossy(&panes.stdout).split_whitespace() {
+            // The shell's children: the rv32vm under test (or the final sleep), by pid.
+            let children = Command::new("ps")
+                .args(["-o", "pid=", "--ppid", shell])
+                .output();
+            let children = children.map(|o| o.stdout).unwrap_or_default();
+            for pid in String::from_utf8_lossy(&children).split_whitespace() {
+                let _ = Command::new("kill").args(["-KILL", pid]).status();
+            }
+        }
+        let _ = self.run(&["kill-session", "-t", &self.name]);
+    }
+}
+
+/// A guest that resets forever in a real terminal (tmux): `Ctrl-A x` ends it with status 0.
+#[test]
+fn guest_that_resets_forever_stops_on_ctrl_a_x() {
+    for tier in common::TIERS {
+        let kernel = reset_kernel(false);
+        let script = format!(
+            "{bin} boot --kernel {kernel} --tier {tier}; echo RV32VM-EXIT=$?; sleep 600",
+            bin = env!("CARGO_BIN_EXE_rv32vm"),
+            kernel = kernel.display(),
+        );
+        let tmux = TmuxSession::start(&format!("rv32vm-reset-quit-{tier}"), &script);
         std::thread::sleep(Duration::from_millis(1500));
         assert!(
-            !screen().contains("RV32VM-EXIT"),
+            !tmux.screen().contains("RV32VM-EXIT"),
             "tier {tier}: rv32vm stopped by itself: {}",
-            screen()
+            tmux.screen()
         );
-        let sent = tmux_run(&["send-keys", "-t", &name, "C-a", "x"]);
+        let sent = tmux.run(&["send-keys", "-t", &tmux.name, "C-a", "x"]);
         assert!(sent.status.success(), "tmux send-keys");
         let start = std::time::Instant::now();
-        let mut last = screen();
+        let mut last = tmux.screen();
         while !last.contains("RV32VM-EXIT=") && start.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(100));
-            last = screen();
+            last = tmux.screen();
         }
-        let _ = tmux_run(&["kill-session", "-t", &name]);
         assert!(
             last.contains("RV32VM-EXIT=0"),
             "tier {tier}: Ctrl-A x must end a guest that resets forever with status 0:\n{last}"
@@ -864,4 +910,30 @@ fn outputs_are_not_touched_when_a_disk_is_locked_by_another_vm() {
         let _ = holder.wait();
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn corrupt_kernel_headers_are_refused() {
+    let dir = test_dir("corrupt-headers");
+    // An Image header whose image_size is u64::MAX: `start + size` once wrapped and the
+    // kernel was accepted.
+    let mut huge = image_with_body(&[0x13, 0, 0, 0]);
+    huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+    let huge_path = dir.join("huge-image-size.bin");
+    std::fs::write(&huge_path, &huge).unwrap();
+    let out = boot_within(
+        &["--kernel", path_str(&huge_path), "--timeout", "60"],
+        PROMPT_LIMIT,
+    );
+    assert_one_error(&out, "more than a 32-bit machine can address", "image_size");
+    // An ELF kernel whose entry point lies outside RAM.
+    let mut elf = std::fs::read(hello_kernel()).unwrap();
+    elf[24..28].copy_from_slice(&0x1000u32.to_le_bytes());
+    let elf_path = dir.join("entry-outside-ram.elf");
+    std::fs::write(&elf_path, &elf).unwrap();
+    let out = boot_within(
+        &["--kernel", path_str(&elf_path), "--timeout", "60"],
+        PROMPT_LIMIT,
+    );
+    assert_one_error(&out, "entry point 0x1000 lies outside RAM", "ELF entry");
 }

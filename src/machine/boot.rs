@@ -173,82 +173,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             });
         }
     }
-    let ram_base = map::RAM_BASE as u64;
-    let ram_size = opts.memory as u64;
-    let kernel_bytes = read_kernel(&opts.kernel, ram_size)?;
-    let kernel = Kernel::parse(&kernel_bytes)?;
-    drop(kernel_bytes);
-    let bios = opts
-        .bios
-        .as_deref()
-        .map(|p| hostfile::read_bounded("firmware", p, ram_size))
-        .transpose()?;
-    let bios_len = bios.as_ref().map(|b| b.len() as u64);
-    let initrd = match &opts.initrd {
-        Some(path) => {
-            let room = loader::initrd_room(ram_base, ram_size, &kernel, bios_len)?;
-            Some(hostfile::read_bounded("initrd", path, room)?)
-        }
-        None => None,
-    };
-    let user_dtb = match &opts.dtb {
-        Some(p) => {
-            let blob = hostfile::read_bounded("device tree", p, loader::MAX_DTB_SIZE)?;
-            fdt::validate(&blob).map_err(|source| BootError::Dtb {
-                path: p.clone(),
-                source,
-            })?;
-            Some(blob)
-        }
-        None => None,
-    };
-    let layout = loader::plan(
-        ram_base,
-        ram_size,
-        &kernel,
-        bios_len,
-        initrd.as_ref().map(|b| b.len() as u64),
-        user_dtb.as_ref().map_or(0, |b| b.len() as u64),
-    )?;
-    let dtb = match (user_dtb, &opts.dtb) {
-        (Some(blob), Some(path)) => {
-            // As QEMU does with -dtb: --append replaces bootargs, --initrd sets the range.
-            let patch = ChosenPatch {
-                bootargs: opts.append.clone(),
-                initrd: layout.initrd,
-            };
-            if patch.is_empty() {
-                blob
-            } else {
-                fdt::patch_chosen(&blob, &patch).map_err(|source| BootError::Dtb {
-                    path: path.clone(),
-                    source,
-                })?
-            }
-        }
-        _ => fdt::build(&FdtConfig {
-            ram_size,
-            bootargs: opts.bootargs(),
-            initrd: layout.initrd,
-            virtio_slots: System::virtio_slots(opts.disks.len()),
-        })
-        .map_err(|e| BootError::FdtBuild(format!("{e:?}")))?,
-    };
-    if dtb.len() as u64 > loader::MAX_DTB_SIZE {
-        return Err(LoadError::DtbTooLarge {
-            size: dtb.len() as u64,
-            limit: loader::MAX_DTB_SIZE,
-        }
-        .into());
-    }
-    tracing::info!(?layout, "boot layout");
-    let images = Images {
-        kernel,
-        initrd,
-        bios,
-        dtb,
-        layout,
-    };
+    let images = load_images(opts)?;
     let mut disks = opts
         .disks
         .iter()
@@ -256,8 +181,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         .collect::<Result<Vec<_>, _>>()?;
     // Every input is read and every disk locked: only now may output files be touched.
     let outputs = open_outputs(opts)?;
-    if let Some((file, path)) = outputs.dump_dtb {
-        let mut file = file;
+    if let Some((mut file, path)) = outputs.dump_dtb {
         file.write_all(&images.dtb)
             .map_err(|source| BootError::Output {
                 what: "the device tree to",
@@ -360,43 +284,141 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
     })
 }
 
+/// Read every input (bounded), check it, plan the RAM layout and produce the device tree the
+/// guest gets.
+fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
+    let ram_base = map::RAM_BASE as u64;
+    let ram_size = opts.memory as u64;
+    let kernel_bytes = read_kernel(&opts.kernel, ram_size)?;
+    let kernel = Kernel::parse(&kernel_bytes)?;
+    drop(kernel_bytes);
+    let bios = opts
+        .bios
+        .as_deref()
+        .map(|p| hostfile::read_bounded("firmware", p, ram_size))
+        .transpose()?;
+    let bios_len = bios.as_ref().map(|b| b.len() as u64);
+    let initrd = match &opts.initrd {
+        Some(path) => {
+            let room = loader::initrd_room(ram_base, ram_size, &kernel, bios_len)?;
+            Some(hostfile::read_bounded("initrd", path, room)?)
+        }
+        None => None,
+    };
+    let user_dtb = match &opts.dtb {
+        Some(p) => {
+            let blob = hostfile::read_bounded("device tree", p, loader::MAX_DTB_SIZE)?;
+            fdt::validate(&blob).map_err(|source| BootError::Dtb {
+                path: p.clone(),
+                source,
+            })?;
+            Some(blob)
+        }
+        None => None,
+    };
+    let layout = loader::plan(
+        ram_base,
+        ram_size,
+        &kernel,
+        bios_len,
+        initrd.as_ref().map(|b| b.len() as u64),
+        user_dtb.as_ref().map_or(0, |b| b.len() as u64),
+    )?;
+    let dtb = match (user_dtb, &opts.dtb) {
+        (Some(blob), Some(path)) => {
+            // As QEMU does with -dtb: --append replaces bootargs, --initrd sets the range.
+            let patch = ChosenPatch {
+                bootargs: opts.append.clone(),
+                initrd: layout.initrd,
+            };
+            if patch.is_empty() {
+                blob
+            } else {
+                fdt::patch_chosen(&blob, &patch).map_err(|source| BootError::Dtb {
+                    path: path.clone(),
+                    source,
+                })?
+            }
+        }
+        _ => fdt::build(&FdtConfig {
+            ram_size,
+            bootargs: opts.bootargs(),
+            initrd: layout.initrd,
+            virtio_slots: System::virtio_slots(opts.disks.len()),
+        })
+        .map_err(|e| BootError::FdtBuild(format!("{e:?}")))?,
+    };
+    if dtb.len() as u64 > loader::MAX_DTB_SIZE {
+        return Err(LoadError::DtbTooLarge {
+            size: dtb.len() as u64,
+            limit: loader::MAX_DTB_SIZE,
+        }
+        .into());
+    }
+    tracing::info!(?layout, "boot layout");
+    Ok(Images {
+        kernel,
+        initrd,
+        bios,
+        dtb,
+        layout,
+    })
+}
+
 /// The output files, opened (created if missing, not yet truncated) only after every check.
 struct Outputs {
     dump_dtb: Option<(File, PathBuf)>,
     console_log: Option<File>,
 }
 
+/// A file's device and inode: two paths name the same file exactly when these match.
+type FileId = (u64, u64);
+
 /// Device and inode of the file `path` names (through symlinks), if it exists.
-fn file_identity(path: &Path) -> Option<(u64, u64)> {
+fn file_identity(path: &Path) -> Option<FileId> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
-/// The VM's inputs and disks, by what they are, for comparing outputs against.
-fn inputs(opts: &BootOptions) -> Vec<(&'static str, &Path)> {
-    let mut inputs = vec![("kernel", opts.kernel.as_path())];
-    inputs.extend(opts.initrd.as_deref().map(|p| ("initrd", p)));
-    inputs.extend(opts.bios.as_deref().map(|p| ("firmware", p)));
-    inputs.extend(opts.dtb.as_deref().map(|p| ("device tree", p)));
-    inputs.extend(opts.disks.iter().map(|(p, _)| ("disk", p.as_path())));
-    inputs
+/// One of the VM's own files (input or disk), which no output may overwrite.
+struct OwnFile<'a> {
+    what: &'static str,
+    path: &'a Path,
+    id: Option<FileId>,
 }
 
-/// Refuse an output whose identity is one of the inputs'.
+/// The VM's inputs and disks.
+fn own_files(opts: &BootOptions) -> Vec<OwnFile<'_>> {
+    let mut files = vec![("kernel", opts.kernel.as_path())];
+    files.extend(opts.initrd.as_deref().map(|p| ("initrd", p)));
+    files.extend(opts.bios.as_deref().map(|p| ("firmware", p)));
+    files.extend(opts.dtb.as_deref().map(|p| ("device tree", p)));
+    files.extend(opts.disks.iter().map(|(p, _)| ("disk", p.as_path())));
+    files
+        .into_iter()
+        .map(|(what, path)| OwnFile {
+            what,
+            path,
+            id: file_identity(path),
+        })
+        .collect()
+}
+
+/// Refuse an output that is one of the VM's own files.
 fn check_output(
     option: &'static str,
     path: &Path,
-    identity: Option<(u64, u64)>,
-    inputs: &[(&'static str, &Path, Option<(u64, u64)>)],
+    id: Option<FileId>,
+    own: &[OwnFile<'_>],
 ) -> Result<(), BootError> {
-    let Some(identity) = identity else {
+    let Some(id) = id else {
         return Ok(());
     };
-    match inputs.iter().find(|(_, _, id)| *id == Some(identity)) {
-        Some((input, input_path, _)) => Err(BootError::OutputIsInput {
+    match own.iter().find(|f| f.id == Some(id)) {
+        Some(f) => Err(BootError::OutputIsInput {
             option,
             path: path.to_path_buf(),
-            input,
-            input_path: input_path.to_path_buf(),
+            input: f.what,
+            input_path: f.path.to_path_buf(),
         }),
         None => Ok(()),
     }
@@ -406,10 +428,7 @@ fn check_output(
 /// device and inode, so symlinks and hard links are seen through), never each other, never a
 /// blocking open (a FIFO without a reader is an error), and truncated only after all checks.
 fn open_outputs(opts: &BootOptions) -> Result<Outputs, BootError> {
-    let inputs: Vec<_> = inputs(opts)
-        .into_iter()
-        .map(|(what, path)| (what, path, file_identity(path)))
-        .collect();
+    let own = own_files(opts);
     let wanted = [
         ("--dump-dtb", "the device tree to", opts.dump_dtb.as_deref()),
         (
@@ -421,7 +440,7 @@ fn open_outputs(opts: &BootOptions) -> Result<Outputs, BootError> {
     // First by path, before anything is created.
     for (option, _, path) in wanted {
         if let Some(path) = path {
-            check_output(option, path, file_identity(path), &inputs)?;
+            check_output(option, path, file_identity(path), &own)?;
         }
     }
     if let (Some(a), Some(b)) = (&opts.dump_dtb, &opts.console_log) {
@@ -448,7 +467,7 @@ fn open_outputs(opts: &BootOptions) -> Result<Outputs, BootError> {
             .open(path)
             .map_err(io)?;
         let meta = file.metadata().map_err(io)?;
-        check_output(option, path, Some((meta.dev(), meta.ino())), &inputs)?;
+        check_output(option, path, Some((meta.dev(), meta.ino())), &own)?;
         opened.push(Some((file, path.to_path_buf(), meta)));
     }
     if let [Some((_, path, a)), Some((_, _, b))] = &opened[..] {

@@ -625,3 +625,100 @@ impl Platform for System {
         self.idle(hart);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::console::Script;
+
+    fn machine(firmware: FirmwareMode) -> System {
+        let input = UartInput::new();
+        let console = ConsoleOut::new(None, Script::default(), input.clone());
+        System::new(
+            16 << 20,
+            firmware,
+            console,
+            input,
+            Arc::new(HostRequests::default()),
+            Vec::new(),
+        )
+        .expect("a machine")
+    }
+
+    #[test]
+    fn host_stops_beat_guest_exits_which_beat_resets() {
+        let mut hart = Hart::new();
+        // A reset, then a poweroff in the same stretch: the poweroff wins, whatever the order.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.request_guest_stop(Stop::Reset);
+        m.request_guest_stop(Stop::Exit(7));
+        m.request_guest_stop(Stop::Reset);
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Exit(7)));
+        // The first exit stays.
+        m.request_guest_stop(Stop::Exit(1));
+        m.request_guest_stop(Stop::Exit(2));
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Exit(1)));
+        // A passed deadline beats a reset asked for in the same poll.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.deadline = Some((Instant::now(), Duration::from_secs(1)));
+        m.request_guest_stop(Stop::Reset);
+        m.sync_interrupts(&mut hart);
+        assert!(matches!(
+            m.between_blocks(&mut hart),
+            Some(Stop::Fatal { status: 124, .. })
+        ));
+        // Between reboots the deadline is still seen.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.deadline = Some((Instant::now(), Duration::from_secs(1)));
+        assert!(matches!(
+            m.take_host_stop(),
+            Some(Stop::Fatal { status: 124, .. })
+        ));
+        // A statistics request waits behind a stop and is not lost.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.stats_requested = true;
+        m.request_guest_stop(Stop::Reset);
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Reset));
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Stats));
+        assert_eq!(m.between_blocks(&mut hart), None);
+    }
+
+    #[test]
+    fn traps_without_progress_stop_the_machine_and_progress_resets_the_count() {
+        for firmware in [FirmwareMode::Builtin, FirmwareMode::External] {
+            let mut m = machine(firmware);
+            let mut hart = Hart::new();
+            hart.prv = crate::cpu::Priv::Supervisor;
+            hart.csr.medeleg = 0xffff;
+            hart.pc = map::RAM_BASE;
+            // Traps with instructions retired in between: never a loop.
+            for _ in 0..1000 {
+                hart.instret += 3;
+                let fault = Trap::new(Exception::LoadPageFault, 0x1000);
+                assert!(m.handle_trap(&mut hart, fault).is_ok());
+                hart.prv = crate::cpu::Priv::Supervisor;
+            }
+            // An illegal instruction, then the handler's first instruction faults, over and over.
+            hart.instret += 1;
+            let first = Trap::illegal(0xffff_ffff);
+            assert!(m.handle_trap(&mut hart, first).is_ok());
+            let fetch = Trap::new(Exception::InsnAccessFault, 0);
+            let mut outcome = Ok(Resume::Continue);
+            for _ in 0..TRAP_LOOP_LIMIT {
+                hart.prv = crate::cpu::Priv::Supervisor;
+                outcome = m.handle_trap(&mut hart, fetch);
+            }
+            match outcome {
+                Err(Stop::Fatal { status: 1, message }) => {
+                    assert!(message.contains("trap loop"), "{message}");
+                    assert!(message.contains("instruction access fault"), "{message}");
+                    assert!(
+                        message.contains("began with illegal instruction"),
+                        "{message}"
+                    );
+                }
+                other => panic!("{firmware:?}: expected a trap-loop stop, got {other:?}"),
+            }
+        }
+    }
+}
