@@ -142,13 +142,6 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         disks.push((images.join("rootfs.ext2"), snapshot));
     }
     let initrd = args.initrd;
-    let append = args.append.unwrap_or_else(|| {
-        if initrd.is_none() && !disks.is_empty() {
-            "console=ttyS0 root=/dev/vda rw".to_string()
-        } else {
-            "console=ttyS0".to_string()
-        }
-    });
     let bios = match args.bios.as_str() {
         "builtin" => None,
         file => Some(PathBuf::from(file)),
@@ -156,7 +149,7 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let opts = rv32vm::machine::boot::BootOptions {
         kernel,
         initrd,
-        append,
+        append: args.append,
         memory: args.memory,
         bios,
         dtb: args.dtb,

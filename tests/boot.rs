@@ -187,3 +187,49 @@ fn guest_reboot_restarts_the_machine() {
     vm.send("vm-exit 5");
     assert_eq!(vm.wait_exit(), 5);
 }
+
+/// `--dtb` with `--append` and `--initrd`: the tree the user gives (here one rv32vm dumped for
+/// a machine without an initrd) gets the command line and the initrd range in /chosen, as
+/// QEMU does, so Linux finds its initramfs and sees the marker in /proc/cmdline.
+#[test]
+fn user_dtb_gets_the_command_line_and_initrd() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/boot-tests");
+    std::fs::create_dir_all(&dir).expect("create target/boot-tests");
+    let dtb = dir.join("no-initrd.dtb");
+    // A run that stops at once: only the dumped tree matters.
+    let out = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+        .arg("boot")
+        .arg("--kernel")
+        .arg(images().join("Image"))
+        .arg("--dump-dtb")
+        .arg(&dtb)
+        .args(["--timeout", "0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run rv32vm");
+    assert_eq!(out.status.code(), Some(124), "{out:?}");
+    let blob = std::fs::read(&dtb).expect("dumped tree");
+    let tree = fdt::Fdt::new(&blob).expect("a valid tree");
+    let chosen = tree.find_node("/chosen").expect("/chosen");
+    assert!(chosen.property("linux,initrd-start").is_none());
+    for tier in common::TIERS {
+        let marker = format!("rv32vm.marker=dtb-{tier}");
+        let append = format!("console=ttyS0 {marker}");
+        let mut vm = Console::boot(&[
+            "--tier",
+            tier,
+            "--dtb",
+            dtb.to_str().unwrap(),
+            "--append",
+            &append,
+        ]);
+        vm.expect(PROMPT);
+        let cmdline = vm.run("cat /proc/cmdline");
+        assert!(
+            cmdline.contains(&marker),
+            "tier {tier}: /proc/cmdline: {cmdline}"
+        );
+        vm.send("poweroff -f");
+        assert_eq!(vm.wait_exit(), 0, "tier {tier}");
+    }
+}

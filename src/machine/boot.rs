@@ -1,12 +1,20 @@
 //! `rv32vm boot`: read the kernel, initrd, firmware and device tree, place them in RAM, set up
 //! the hart as the boot protocol says, and run until the guest powers off.
+//!
+//! Order matters here: the `--timeout` deadline is armed first; every input is read (bounded:
+//! only regular files, never more than can fit) and every disk is opened and locked before
+//! any output file (`--dump-dtb`, `--console-log`) is opened, and an output may never be one
+//! of the VM's own inputs or disks.
 
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::console::{ConsoleOut, Script};
-use super::fdt::{self, FdtConfig};
+use super::fdt::{self, ChosenPatch, FdtConfig};
 use super::loader::{self, Kernel, LoadError};
 use super::map;
 use super::system::{FirmwareMode, System, SystemError};
@@ -14,14 +22,25 @@ use super::terminal::{self, HostRequests, RawTerminal};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
 use crate::cpu::{Hart, Priv};
 use crate::exec::{Engine, EngineConfig, Stop};
+use crate::hostfile::{self, InputError};
 use rv32vm_devices::virtio::{Disk, DiskError, DiskOptions, VirtioBlk};
+
+/// The longest kernel command line a RISC-V Linux kernel keeps: its COMMAND_LINE_SIZE is 1024
+/// bytes including the terminating NUL; a longer `bootargs` is silently cut.
+pub const MAX_COMMAND_LINE: usize = 1023;
+
+/// The largest ELF kernel file read: unlike an Image, an ELF file carries symbols and debug
+/// information beyond what is loaded, so it may be larger than RAM.
+pub const MAX_ELF_KERNEL_FILE: u64 = 1 << 30;
 
 /// What to boot and how.
 #[derive(Clone, Debug)]
 pub struct BootOptions {
     pub kernel: PathBuf,
     pub initrd: Option<PathBuf>,
-    pub append: String,
+    /// `--append` as given. `None`: the default command line in a generated device tree; a
+    /// `--dtb` tree keeps its own `bootargs`.
+    pub append: Option<String>,
     pub memory: u32,
     /// `None` = built-in SBI; `Some(file)` = M-mode firmware loaded at RAM base.
     pub bios: Option<PathBuf>,
@@ -38,48 +57,101 @@ pub struct BootOptions {
     pub disks: Vec<(PathBuf, DiskOptions)>,
 }
 
+impl BootOptions {
+    /// The kernel command line for a generated device tree: `--append`, or `console=ttyS0`
+    /// plus `root=/dev/vda rw` when booting from a disk without an initrd.
+    pub fn bootargs(&self) -> String {
+        match &self.append {
+            Some(args) => args.clone(),
+            None if self.initrd.is_none() && !self.disks.is_empty() => {
+                "console=ttyS0 root=/dev/vda rw".into()
+            }
+            None => "console=ttyS0".into(),
+        }
+    }
+}
+
 /// Why the machine could not boot.
 #[derive(Debug, thiserror::Error)]
 pub enum BootError {
-    #[error("cannot read {what} {path}: {source}")]
-    Read {
-        what: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// An input file (kernel, initrd, firmware, device tree) is missing, not a regular file,
+    /// empty, or larger than can fit.
+    #[error("{0}")]
+    Input(#[from] InputError),
+    /// The images do not fit in RAM, or a header is corrupt.
     #[error("{0}")]
     Load(#[from] LoadError),
+    /// The `--dtb` tree is malformed or cannot take the `--append`/`--initrd` changes.
     #[error("{path}: {source}")]
     Dtb {
         path: PathBuf,
         source: fdt::DtbError,
     },
+    /// The generated device tree could not be built (an internal error).
     #[error("cannot generate the device tree: {0}")]
     FdtBuild(String),
-    #[error("cannot write the device tree to {path}: {source}")]
-    DumpDtb {
+    /// An output file (`--dump-dtb`, `--console-log`) cannot be opened or written.
+    #[error("cannot write {what} {path}: {source}")]
+    Output {
+        what: &'static str,
         path: PathBuf,
         source: std::io::Error,
     },
+    /// An output file is one of the VM's own input files or disks (writing it would destroy it).
+    #[error(
+        "{option} {path} is the same file as the {input} {input_path}; refusing to overwrite it"
+    )]
+    OutputIsInput {
+        option: &'static str,
+        path: PathBuf,
+        input: &'static str,
+        input_path: PathBuf,
+    },
+    /// `--dump-dtb` and `--console-log` name the same file.
+    #[error("--dump-dtb and --console-log name the same file {0}")]
+    SameOutput(PathBuf),
+    /// The machine could not be built.
     #[error("{0}")]
     System(#[from] SystemError),
+    /// `--memory` is outside the supported range.
     #[error("--memory must be between 16 MiB and 2 GiB, got {0} bytes")]
     MemorySize(u64),
+    /// A disk image could not be opened or locked.
     #[error("{0}")]
     Disk(#[from] DiskError),
-    #[error("cannot create the console log {path}: {source}")]
-    ConsoleLog {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// `--append` is longer than a RISC-V Linux kernel keeps.
+    #[error("--append is {len} bytes; a RISC-V Linux kernel keeps at most {max} (COMMAND_LINE_SIZE 1024 including the terminating NUL) and would silently cut the rest")]
+    CommandLineTooLong { len: usize, max: usize },
 }
 
-fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, BootError> {
-    std::fs::read(path).map_err(|source| BootError::Read {
-        what,
-        path: path.to_path_buf(),
-        source,
-    })
+/// Read the kernel: an Image must fit in RAM; an ELF file may be larger (symbols, debug
+/// information) up to [`MAX_ELF_KERNEL_FILE`]. Nothing beyond the limit is ever read.
+fn read_kernel(path: &Path, ram_size: u64) -> Result<Vec<u8>, BootError> {
+    let (mut file, _) = hostfile::open_regular("kernel", path)?;
+    let mut magic = [0u8; 4];
+    let is_elf = file.read_exact(&mut magic).is_ok() && &magic == b"\x7fELF";
+    drop(file);
+    let limit = if is_elf {
+        MAX_ELF_KERNEL_FILE.max(ram_size)
+    } else {
+        ram_size
+    };
+    Ok(hostfile::read_bounded("kernel", path, limit)?)
+}
+
+/// The `--timeout` deadline, from now. A limit too large to represent is no limit at all.
+fn arm_deadline(timeout: Option<Duration>) -> Option<(Instant, Duration)> {
+    let limit = timeout?;
+    match Instant::now().checked_add(limit) {
+        Some(deadline) => Some((deadline, limit)),
+        None => {
+            tracing::info!(
+                seconds = limit.as_secs(),
+                "--timeout is beyond any representable time: no limit"
+            );
+            None
+        }
+    }
 }
 
 /// exceptions the built-in SBI delegates to S-mode: everything but misaligned loads/stores
@@ -88,95 +160,41 @@ const BUILTIN_MEDELEG: u32 = 0xb3ff & !(1 << 4 | 1 << 6 | 1 << 9 | 1 << 11);
 
 /// Boot and run; returns the process exit status.
 pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
+    // Armed before anything that could take time, so the limit covers the whole run.
+    let deadline = arm_deadline(opts.timeout);
     if !(16 << 20..=2 << 30).contains(&(opts.memory as u64)) {
         return Err(BootError::MemorySize(opts.memory as u64));
     }
-    let kernel_bytes = read("kernel", &opts.kernel)?;
-    let kernel = Kernel::parse(&kernel_bytes)?;
-    let initrd = opts
-        .initrd
-        .as_deref()
-        .map(|p| read("initrd", p))
-        .transpose()?;
-    let bios = opts
-        .bios
-        .as_deref()
-        .map(|p| read("firmware", p))
-        .transpose()?;
-    let user_dtb = match &opts.dtb {
-        Some(p) => {
-            let blob = read("device tree", p)?;
-            fdt::validate(&blob).map_err(|source| BootError::Dtb {
-                path: p.clone(),
-                source,
-            })?;
-            Some(blob)
+    if let Some(args) = &opts.append {
+        if args.len() > MAX_COMMAND_LINE {
+            return Err(BootError::CommandLineTooLong {
+                len: args.len(),
+                max: MAX_COMMAND_LINE,
+            });
         }
-        None => None,
-    };
-    let ram_base = map::RAM_BASE as u64;
-    // Plan with the largest DTB we accept, so the generated tree (which depends on the initrd
-    // position) fits wherever it lands.
-    let layout = loader::plan(
-        ram_base,
-        opts.memory as u64,
-        &kernel,
-        bios.as_ref().map(|b| b.len() as u64),
-        initrd.as_ref().map(|b| b.len() as u64),
-        user_dtb.as_ref().map_or(0, |b| b.len() as u64),
-    )?;
-    let dtb = match user_dtb {
-        Some(blob) => blob,
-        None => fdt::build(&FdtConfig {
-            ram_size: opts.memory as u64,
-            bootargs: opts.append.clone(),
-            initrd: layout.initrd,
-            virtio_slots: System::virtio_slots(opts.disks.len()),
-        })
-        .map_err(|e| BootError::FdtBuild(format!("{e:?}")))?,
-    };
-    if dtb.len() as u64 > loader::MAX_DTB_SIZE {
-        return Err(LoadError::DoesNotFit {
-            what: "device tree",
-            size: dtb.len() as u64,
-            ram: opts.memory as u64,
-            free: loader::MAX_DTB_SIZE,
-        }
-        .into());
     }
-    if let Some(path) = &opts.dump_dtb {
-        std::fs::write(path, &dtb).map_err(|source| BootError::DumpDtb {
-            path: path.clone(),
-            source,
-        })?;
-    }
-
-    tracing::info!(?layout, "boot layout");
-    let images = Images {
-        kernel,
-        initrd,
-        bios,
-        dtb,
-        layout,
-    };
+    let images = load_images(opts)?;
     let mut disks = opts
         .disks
         .iter()
         .map(|(path, options)| Disk::open(path, *options).map(VirtioBlk::new))
         .collect::<Result<Vec<_>, _>>()?;
-    let log = match &opts.console_log {
-        Some(path) => {
-            Some(
-                std::fs::File::create(path).map_err(|source| BootError::ConsoleLog {
-                    path: path.clone(),
-                    source,
-                })?,
-            )
-        }
-        None => None,
-    };
+    // Every input is read and every disk locked: only now may output files be touched.
+    let outputs = open_outputs(opts)?;
+    if let Some((mut file, path)) = outputs.dump_dtb {
+        file.write_all(&images.dtb)
+            .map_err(|source| BootError::Output {
+                what: "the device tree to",
+                path,
+                source,
+            })?;
+    }
     let console_input = rv32vm_devices::UartInput::new();
-    let console = ConsoleOut::new(log, opts.script.clone(), console_input.clone());
+    let console = ConsoleOut::new(
+        outputs.console_log,
+        opts.script.clone(),
+        console_input.clone(),
+    );
     let requests = Arc::new(HostRequests::default());
     let interactive = terminal::stdin_is_terminal();
     terminal::install_signal_handlers();
@@ -196,22 +214,31 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         raw_terminal.is_some(),
         requests.clone(),
     );
-    let deadline = opts.timeout.map(|t| (Instant::now() + t, t));
     let connections = Connections {
         console,
         console_input,
         requests,
     };
     let newline = if raw_terminal.is_some() { "\r\n" } else { "\n" };
-    let status = loop {
+    // One engine for every machine the guest reboots into, so `--stats` covers the whole run.
+    let mut engine = Engine::new(opts.engine.clone());
+    // Instructions retired by the machines before the last guest reset.
+    let mut retired_before_reset: u64 = 0;
+    let mut resets: u64 = 0;
+    let (status, mut hart) = loop {
         let (mut system, mut hart) = power_on(&images, opts, &connections, disks)?;
         system.deadline = deadline;
-        let mut engine = Engine::new(opts.engine.clone());
+        if resets > 0 {
+            // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
+            engine.flush_code(&mut hart);
+        }
         let stop = loop {
             match engine.run(&mut hart, &mut system, None) {
                 Stop::Stats => {
                     system.flush_console();
+                    hart.instret = hart.instret.wrapping_add(retired_before_reset);
                     let report = crate::format_stats(&engine, &hart).replace('\n', newline);
+                    hart.instret = hart.instret.wrapping_sub(retired_before_reset);
                     eprint!("{newline}{report}");
                 }
                 stop => break stop,
@@ -221,21 +248,33 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         // Whatever ended the run (poweroff, Ctrl-A x, a signal, a timeout), data the guest
         // wrote reaches the disk files first.
         disks = system.take_disks();
-        if opts.stats {
-            crate::report_stats(&engine, &hart);
-        }
+        // A reset never hides what the host asked for: a signal, Ctrl-A x or the deadline
+        // (the guest may reset before the machine's first poll).
+        let stop = match stop {
+            Stop::Reset => system.take_host_stop().unwrap_or(Stop::Reset),
+            stop => stop,
+        };
         match stop {
             Stop::Reset => {
-                tracing::info!("guest requested a reset: rebooting");
+                resets += 1;
+                retired_before_reset = retired_before_reset.wrapping_add(hart.instret);
+                tracing::info!(resets, "guest requested a reset: rebooting");
                 continue;
             }
-            Stop::Exit(code) => break Ok(code),
-            Stop::InsnLimit | Stop::Stats => break Ok(124),
-            Stop::Fatal { status, message } => break Err((status, message)),
+            Stop::Exit(code) => break (Ok(code), hart),
+            Stop::InsnLimit | Stop::Stats => break (Ok(124), hart),
+            Stop::Fatal { status, message } => break (Err((status, message)), hart),
         }
     };
     // Messages go to a terminal in its normal mode.
     drop(raw_terminal.take());
+    if opts.stats {
+        hart.instret = hart.instret.wrapping_add(retired_before_reset);
+        if resets > 0 {
+            eprintln!("rv32vm: the guest reset {resets} times; statistics cover every boot");
+        }
+        crate::report_stats(&engine, &hart);
+    }
     Ok(match status {
         Ok(code) => code,
         Err((status, message)) => {
@@ -243,6 +282,241 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             status
         }
     })
+}
+
+/// Read every input (bounded), check it, plan the RAM layout and produce the device tree the
+/// guest gets.
+fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
+    let ram_base = map::RAM_BASE as u64;
+    let ram_size = opts.memory as u64;
+    let kernel_bytes = read_kernel(&opts.kernel, ram_size)?;
+    let kernel = Kernel::parse(&kernel_bytes)?;
+    drop(kernel_bytes);
+    let bios = opts
+        .bios
+        .as_deref()
+        .map(|p| hostfile::read_bounded("firmware", p, ram_size))
+        .transpose()?;
+    let bios_len = bios.as_ref().map(|b| b.len() as u64);
+    let initrd = match &opts.initrd {
+        Some(path) => {
+            let room = loader::initrd_room(ram_base, ram_size, &kernel, bios_len)?;
+            Some(hostfile::read_bounded("initrd", path, room)?)
+        }
+        None => None,
+    };
+    let user_dtb = match &opts.dtb {
+        Some(p) => {
+            let blob = hostfile::read_bounded("device tree", p, loader::MAX_DTB_SIZE)?;
+            fdt::validate(&blob).map_err(|source| BootError::Dtb {
+                path: p.clone(),
+                source,
+            })?;
+            Some(blob)
+        }
+        None => None,
+    };
+    let layout = loader::plan(
+        ram_base,
+        ram_size,
+        &kernel,
+        bios_len,
+        initrd.as_ref().map(|b| b.len() as u64),
+        user_dtb.as_ref().map_or(0, |b| b.len() as u64),
+    )?;
+    let dtb = match (user_dtb, &opts.dtb) {
+        (Some(blob), Some(path)) => {
+            // As QEMU does with -dtb: --append replaces bootargs, --initrd sets the range.
+            let patch = ChosenPatch {
+                bootargs: opts.append.clone(),
+                initrd: layout.initrd,
+            };
+            if patch.is_empty() {
+                blob
+            } else {
+                fdt::patch_chosen(&blob, &patch).map_err(|source| BootError::Dtb {
+                    path: path.clone(),
+                    source,
+                })?
+            }
+        }
+        _ => fdt::build(&FdtConfig {
+            ram_size,
+            bootargs: opts.bootargs(),
+            initrd: layout.initrd,
+            virtio_slots: System::virtio_slots(opts.disks.len()),
+        })
+        .map_err(|e| BootError::FdtBuild(format!("{e:?}")))?,
+    };
+    if dtb.len() as u64 > loader::MAX_DTB_SIZE {
+        return Err(LoadError::DtbTooLarge {
+            size: dtb.len() as u64,
+            limit: loader::MAX_DTB_SIZE,
+        }
+        .into());
+    }
+    tracing::info!(?layout, "boot layout");
+    Ok(Images {
+        kernel,
+        initrd,
+        bios,
+        dtb,
+        layout,
+    })
+}
+
+/// The output files, opened (created if missing, not yet truncated) only after every check.
+struct Outputs {
+    dump_dtb: Option<(File, PathBuf)>,
+    console_log: Option<File>,
+}
+
+/// A file's device and inode: two paths name the same file exactly when these match.
+type FileId = (u64, u64);
+
+/// Device and inode of the file `path` names (through symlinks), if it exists.
+fn file_identity(path: &Path) -> Option<FileId> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// One of the VM's own files (input or disk), which no output may overwrite.
+struct OwnFile<'a> {
+    what: &'static str,
+    path: &'a Path,
+    id: Option<FileId>,
+}
+
+/// The VM's inputs and disks.
+fn own_files(opts: &BootOptions) -> Vec<OwnFile<'_>> {
+    let mut files = vec![("kernel", opts.kernel.as_path())];
+    files.extend(opts.initrd.as_deref().map(|p| ("initrd", p)));
+    files.extend(opts.bios.as_deref().map(|p| ("firmware", p)));
+    files.extend(opts.dtb.as_deref().map(|p| ("device tree", p)));
+    files.extend(opts.disks.iter().map(|(p, _)| ("disk", p.as_path())));
+    files
+        .into_iter()
+        .map(|(what, path)| OwnFile {
+            what,
+            path,
+            id: file_identity(path),
+        })
+        .collect()
+}
+
+/// Refuse an output that is one of the VM's own files.
+fn check_output(
+    option: &'static str,
+    path: &Path,
+    id: Option<FileId>,
+    own: &[OwnFile<'_>],
+) -> Result<(), BootError> {
+    let Some(id) = id else {
+        return Ok(());
+    };
+    match own.iter().find(|f| f.id == Some(id)) {
+        Some(f) => Err(BootError::OutputIsInput {
+            option,
+            path: path.to_path_buf(),
+            input: f.what,
+            input_path: f.path.to_path_buf(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Open `--dump-dtb` and `--console-log`: never one of the VM's inputs or disks (compared by
+/// device and inode, so symlinks and hard links are seen through), never each other, never a
+/// blocking open (a FIFO without a reader is an error), and truncated only after all checks.
+fn open_outputs(opts: &BootOptions) -> Result<Outputs, BootError> {
+    let own = own_files(opts);
+    let wanted = [
+        ("--dump-dtb", "the device tree to", opts.dump_dtb.as_deref()),
+        (
+            "--console-log",
+            "the console log",
+            opts.console_log.as_deref(),
+        ),
+    ];
+    // First by path, before anything is created.
+    for (option, _, path) in wanted {
+        if let Some(path) = path {
+            check_output(option, path, file_identity(path), &own)?;
+        }
+    }
+    if let (Some(a), Some(b)) = (&opts.dump_dtb, &opts.console_log) {
+        if a == b || file_identity(a).is_some_and(|id| file_identity(b) == Some(id)) {
+            return Err(BootError::SameOutput(a.clone()));
+        }
+    }
+    // Then the files as opened (a path can change between the two looks).
+    let mut opened = Vec::new();
+    for (option, what, path) in wanted {
+        let Some(path) = path else {
+            opened.push(None);
+            continue;
+        };
+        let io = |source| BootError::Output {
+            what,
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        check_output(option, path, Some((meta.dev(), meta.ino())), &own)?;
+        opened.push(Some((file, path.to_path_buf(), meta)));
+    }
+    if let [Some((_, path, a)), Some((_, _, b))] = &opened[..] {
+        if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
+            return Err(BootError::SameOutput(path.clone()));
+        }
+    }
+    let mut finished = Vec::new();
+    for (file, path, meta) in opened.into_iter().flatten() {
+        let io = |source| BootError::Output {
+            what: "output file",
+            path: path.clone(),
+            source,
+        };
+        if meta.file_type().is_file() {
+            file.set_len(0).map_err(io)?;
+        }
+        set_blocking(&file).map_err(io)?;
+        finished.push((file, path));
+    }
+    let mut finished = finished.into_iter();
+    let dump_dtb = opts.dump_dtb.as_ref().and_then(|_| finished.next());
+    let console_log = opts
+        .console_log
+        .as_ref()
+        .and_then(|_| finished.next())
+        .map(|(file, _)| file);
+    Ok(Outputs {
+        dump_dtb,
+        console_log,
+    })
+}
+
+/// Clear O_NONBLOCK (set only so that opening a FIFO cannot block): writes must wait for a
+/// slow reader rather than fail.
+fn set_blocking(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is an open descriptor owned by `file` for the duration of both calls;
+    // F_GETFL/F_SETFL only read and change its status flags.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// The host ends of the machine's devices, kept across guest reboots.

@@ -204,10 +204,14 @@ pub enum DtbError {
     /// A node Linux needs is missing.
     #[error("device tree has no {0} node")]
     Missing(&'static str),
+    /// The tree parsed but could not be written back with the new /chosen properties.
+    #[error("cannot update /chosen in the device tree: {0}")]
+    Rewrite(String),
 }
 
-/// Check a user-supplied DTB before handing it to the guest: it must parse and have /cpus,
-/// /chosen and a memory node.
+/// Check a user-supplied DTB before handing it to the guest: it must parse and have /cpus and
+/// a memory node. A missing /chosen is created when `--append` or `--initrd` need it
+/// ([`patch_chosen`]).
 pub fn validate(blob: &[u8]) -> Result<(), DtbError> {
     // The fdt crate panics (instead of returning an error) on some corrupt trees: contain the
     // panic, silently, and report the tree as malformed. Boot validates before any other
@@ -216,21 +220,297 @@ pub fn validate(blob: &[u8]) -> Result<(), DtbError> {
     std::panic::set_hook(Box::new(|_| {}));
     let outcome = std::panic::catch_unwind(|| validate_structure(blob));
     std::panic::set_hook(previous_hook);
-    outcome.unwrap_or_else(|_| Err(DtbError::Malformed("the structure block is corrupt".into())))
+    let outcome = outcome
+        .unwrap_or_else(|_| Err(DtbError::Malformed("the structure block is corrupt".into())));
+    // Our own strict reader must accept the tree too: it is what `patch_chosen` uses.
+    outcome.and_then(|()| Tree::parse(blob).map(|_| ()))
 }
 
-/// The checks themselves; may panic inside the fdt crate on corrupt input.
+/// The checks themselves; may panic inside the fdt crate on corrupt input. Only lookups that
+/// return `Option` are used (`Fdt::chosen`, `cpus` and `memory` panic when the node is absent).
 fn validate_structure(blob: &[u8]) -> Result<(), DtbError> {
     let tree = fdt::Fdt::new(blob).map_err(|e| DtbError::Malformed(format!("{e:?}")))?;
-    for (path, what) in [("/cpus", "/cpus"), ("/chosen", "/chosen")] {
-        if tree.find_node(path).is_none() {
-            return Err(DtbError::Missing(what));
-        }
+    if tree.find_node("/cpus").is_none() {
+        return Err(DtbError::Missing("/cpus"));
     }
     if !tree.all_nodes().any(|n| n.name.starts_with("memory")) {
         return Err(DtbError::Missing("/memory"));
     }
     Ok(())
+}
+
+/// What `--append` and `--initrd` change in a user-supplied tree's /chosen node, as QEMU does
+/// with `-dtb`: `bootargs` is replaced only when `--append` was given, the initrd range is set
+/// when there is an initrd; every other property and node is kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChosenPatch {
+    pub bootargs: Option<String>,
+    /// Physical start and end of the initrd.
+    pub initrd: Option<(u64, u64)>,
+}
+
+impl ChosenPatch {
+    /// Whether the patch changes nothing (the tree is then used byte for byte).
+    pub fn is_empty(&self) -> bool {
+        self.bootargs.is_none() && self.initrd.is_none()
+    }
+}
+
+/// Rewrite `blob` with /chosen patched (and created if missing). Everything else is kept: the
+/// memory reservations, `boot_cpuid_phys`, every node and property in order.
+pub fn patch_chosen(blob: &[u8], patch: &ChosenPatch) -> Result<Vec<u8>, DtbError> {
+    let mut tree = Tree::parse(blob)?;
+    let chosen = match tree.root.children.iter().position(|n| n.name == "chosen") {
+        Some(i) => &mut tree.root.children[i],
+        None => {
+            // Properties come before children; the new node goes first, as in our own trees.
+            tree.root.children.insert(
+                0,
+                Node {
+                    name: "chosen".into(),
+                    ..Node::default()
+                },
+            );
+            &mut tree.root.children[0]
+        }
+    };
+    if let Some(args) = &patch.bootargs {
+        let mut value = args.clone().into_bytes();
+        value.push(0);
+        chosen.set("bootargs", value);
+    }
+    if let Some((start, end)) = patch.initrd {
+        chosen.set("linux,initrd-start", start.to_be_bytes().to_vec());
+        chosen.set("linux,initrd-end", end.to_be_bytes().to_vec());
+    }
+    tree.write()
+}
+
+/// Structure-block tokens (devicetree specification, 5.4.1).
+const FDT_MAGIC: u32 = 0xd00d_feed;
+const FDT_BEGIN_NODE: u32 = 1;
+const FDT_END_NODE: u32 = 2;
+const FDT_PROP: u32 = 3;
+const FDT_NOP: u32 = 4;
+const FDT_END: u32 = 9;
+/// Deepest nesting accepted (the recursion below is bounded by it; vm-fdt allows as much).
+const MAX_DEPTH: usize = 64;
+
+/// A device tree node as read from a blob.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Node {
+    name: String,
+    properties: Vec<(String, Vec<u8>)>,
+    children: Vec<Node>,
+}
+
+impl Node {
+    /// Replace property `name` in place, or append it.
+    fn set(&mut self, name: &str, value: Vec<u8>) {
+        match self.properties.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = value,
+            None => self.properties.push((name.to_string(), value)),
+        }
+    }
+
+    fn write(&self, out: &mut FdtWriter) -> Result<(), DtbError> {
+        let rewrite = |e: vm_fdt::Error| DtbError::Rewrite(format!("node {:?}: {e}", self.name));
+        let node = out.begin_node(&self.name).map_err(rewrite)?;
+        for (name, value) in &self.properties {
+            out.property(name, value).map_err(rewrite)?;
+        }
+        for child in &self.children {
+            child.write(out)?;
+        }
+        out.end_node(node).map_err(rewrite)
+    }
+}
+
+/// A whole device tree, read with bounds checks on every offset (never a panic).
+#[derive(Debug)]
+struct Tree {
+    reservations: Vec<(u64, u64)>,
+    boot_cpuid_phys: u32,
+    root: Node,
+}
+
+/// A cursor over the blob with checked reads.
+struct Reader<'a> {
+    blob: &'a [u8],
+    pos: usize,
+    /// The structure block ends here.
+    end: usize,
+}
+
+fn malformed(what: &str) -> DtbError {
+    DtbError::Malformed(what.to_string())
+}
+
+fn be32(blob: &[u8], offset: usize) -> Option<u32> {
+    let bytes = blob.get(offset..offset.checked_add(4)?)?;
+    Some(u32::from_be_bytes(bytes.try_into().ok()?))
+}
+
+fn be64(blob: &[u8], offset: usize) -> Option<u64> {
+    let bytes = blob.get(offset..offset.checked_add(8)?)?;
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+/// The NUL-terminated UTF-8 string at `offset` within `block`.
+fn c_string(block: &[u8], offset: usize) -> Option<&str> {
+    let rest = block.get(offset..)?;
+    let len = rest.iter().position(|&b| b == 0)?;
+    std::str::from_utf8(&rest[..len]).ok()
+}
+
+impl Reader<'_> {
+    fn u32(&mut self) -> Result<u32, DtbError> {
+        if self.pos.checked_add(4).is_none_or(|e| e > self.end) {
+            return Err(malformed("the structure block ends early"));
+        }
+        let v = be32(self.blob, self.pos).ok_or_else(|| malformed("truncated"))?;
+        self.pos += 4;
+        Ok(v)
+    }
+
+    /// Skip `len` bytes and the padding to the next 4-byte boundary.
+    fn skip_aligned(&mut self, len: usize) -> Result<(), DtbError> {
+        let next = self
+            .pos
+            .checked_add(len)
+            .and_then(|p| p.checked_next_multiple_of(4))
+            .filter(|&p| p <= self.end)
+            .ok_or_else(|| malformed("the structure block ends inside a token"))?;
+        self.pos = next;
+        Ok(())
+    }
+
+    /// The next token that is not a NOP.
+    fn token(&mut self) -> Result<u32, DtbError> {
+        loop {
+            let t = self.u32()?;
+            if t != FDT_NOP {
+                return Ok(t);
+            }
+        }
+    }
+}
+
+impl Tree {
+    fn parse(blob: &[u8]) -> Result<Tree, DtbError> {
+        let header = |i: usize| be32(blob, i * 4).ok_or_else(|| malformed("truncated header"));
+        if header(0)? != FDT_MAGIC {
+            return Err(malformed("bad magic"));
+        }
+        let total = header(1)? as usize;
+        if total > blob.len() {
+            return Err(malformed("the header's total size exceeds the file"));
+        }
+        let blob = &blob[..total];
+        let (off_struct, off_strings, off_rsvmap) = (
+            header(2)? as usize,
+            header(3)? as usize,
+            header(4)? as usize,
+        );
+        let boot_cpuid_phys = header(7)?;
+        let (size_strings, size_struct) = (header(8)? as usize, header(9)? as usize);
+        let strings = off_strings
+            .checked_add(size_strings)
+            .and_then(|end| blob.get(off_strings..end))
+            .ok_or_else(|| malformed("the strings block lies outside the file"))?;
+        let struct_end = off_struct
+            .checked_add(size_struct)
+            .filter(|&end| end <= blob.len())
+            .ok_or_else(|| malformed("the structure block lies outside the file"))?;
+
+        let mut reservations = Vec::new();
+        let mut at = off_rsvmap;
+        loop {
+            let entry = be64(blob, at).zip(at.checked_add(8).and_then(|a| be64(blob, a)));
+            let (address, size) =
+                entry.ok_or_else(|| malformed("the memory reservation map is not terminated"))?;
+            if address == 0 && size == 0 {
+                break;
+            }
+            reservations.push((address, size));
+            at += 16;
+        }
+
+        let mut reader = Reader {
+            blob,
+            pos: off_struct,
+            end: struct_end,
+        };
+        if reader.token()? != FDT_BEGIN_NODE {
+            return Err(malformed(
+                "the structure block does not start with the root node",
+            ));
+        }
+        let root = Self::node(&mut reader, strings, 0)?;
+        if reader.token()? != FDT_END {
+            return Err(malformed("data after the root node"));
+        }
+        Ok(Tree {
+            reservations,
+            boot_cpuid_phys,
+            root,
+        })
+    }
+
+    /// The node whose FDT_BEGIN_NODE token was just read.
+    fn node(reader: &mut Reader<'_>, strings: &[u8], depth: usize) -> Result<Node, DtbError> {
+        if depth >= MAX_DEPTH {
+            return Err(malformed("nodes nested too deeply"));
+        }
+        let name = c_string(&reader.blob[..reader.end], reader.pos)
+            .ok_or_else(|| malformed("a node name is not a terminated UTF-8 string"))?
+            .to_string();
+        reader.skip_aligned(name.len() + 1)?;
+        let mut node = Node {
+            name,
+            ..Node::default()
+        };
+        loop {
+            match reader.token()? {
+                FDT_PROP => {
+                    if !node.children.is_empty() {
+                        return Err(malformed("a property follows a child node"));
+                    }
+                    let len = reader.u32()? as usize;
+                    let name_offset = reader.u32()? as usize;
+                    let name = c_string(strings, name_offset).ok_or_else(|| {
+                        malformed("a property name lies outside the strings block")
+                    })?;
+                    let value = reader
+                        .pos
+                        .checked_add(len)
+                        .filter(|&end| end <= reader.end)
+                        .and_then(|end| reader.blob.get(reader.pos..end))
+                        .ok_or_else(|| malformed("a property value runs past the structure block"))?
+                        .to_vec();
+                    reader.skip_aligned(len)?;
+                    node.properties.push((name.to_string(), value));
+                }
+                FDT_BEGIN_NODE => node.children.push(Self::node(reader, strings, depth + 1)?),
+                FDT_END_NODE => return Ok(node),
+                other => return Err(DtbError::Malformed(format!("unexpected token {other:#x}"))),
+            }
+        }
+    }
+
+    fn write(&self) -> Result<Vec<u8>, DtbError> {
+        let rewrite = |e: vm_fdt::Error| DtbError::Rewrite(e.to_string());
+        let reservations = self
+            .reservations
+            .iter()
+            .map(|&(address, size)| vm_fdt::FdtReserveEntry::new(address, size))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(rewrite)?;
+        let mut out = FdtWriter::new_with_mem_reserv(&reservations).map_err(rewrite)?;
+        out.set_boot_cpuid_phys(self.boot_cpuid_phys);
+        self.root.write(&mut out)?;
+        out.finish().map_err(rewrite)
+    }
 }
 
 #[cfg(test)]
@@ -283,7 +563,108 @@ mod tests {
                 b[i] = (seed >> 32) as u8;
             }
             let _ = validate(&b);
+            let _ = patch_chosen(
+                &b,
+                &ChosenPatch {
+                    bootargs: Some("x".into()),
+                    initrd: None,
+                },
+            );
         }
+    }
+
+    /// A small tree without /chosen, with a memory reservation and a non-zero boot cpu.
+    fn tree_without_chosen() -> Vec<u8> {
+        let rsv = vm_fdt::FdtReserveEntry::new(0x8000_0000, 0x1000).unwrap();
+        let mut w = FdtWriter::new_with_mem_reserv(&[rsv]).unwrap();
+        w.set_boot_cpuid_phys(0);
+        let root = w.begin_node("").unwrap();
+        w.property_u32("#address-cells", 2).unwrap();
+        let memory = w.begin_node("memory@80000000").unwrap();
+        w.property_string("device_type", "memory").unwrap();
+        w.end_node(memory).unwrap();
+        let cpus = w.begin_node("cpus").unwrap();
+        w.property_u32("timebase-frequency", 10_000_000).unwrap();
+        w.end_node(cpus).unwrap();
+        w.end_node(root).unwrap();
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn patch_replaces_bootargs_and_sets_the_initrd_keeping_everything_else() {
+        let blob = sample();
+        let patch = ChosenPatch {
+            bootargs: Some("console=ttyS0 marker=42".into()),
+            initrd: Some((0x8900_0000, 0x8920_0000)),
+        };
+        let patched = patch_chosen(&blob, &patch).unwrap();
+        validate(&patched).unwrap();
+        let tree = fdt::Fdt::new(&patched).unwrap();
+        assert_eq!(tree.chosen().bootargs(), Some("console=ttyS0 marker=42"));
+        let chosen = tree.find_node("/chosen").unwrap();
+        let prop = |name| chosen.property(name).unwrap().value.to_vec();
+        assert_eq!(prop("linux,initrd-start"), 0x8900_0000u64.to_be_bytes());
+        assert_eq!(prop("linux,initrd-end"), 0x8920_0000u64.to_be_bytes());
+        // stdout-path survives; every other node is identical.
+        assert!(chosen.property("stdout-path").is_some());
+        let (before, after) = (Tree::parse(&blob).unwrap(), Tree::parse(&patched).unwrap());
+        let others = |t: &Tree| {
+            t.root
+                .children
+                .iter()
+                .filter(|n| n.name != "chosen")
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(others(&before), others(&after));
+        assert_eq!(before.root.properties, after.root.properties);
+    }
+
+    #[test]
+    fn patch_keeps_bootargs_without_append_and_an_empty_patch_changes_nothing() {
+        let blob = sample();
+        let initrd_only = ChosenPatch {
+            bootargs: None,
+            initrd: Some((0x8900_0000, 0x8920_0000)),
+        };
+        let patched = patch_chosen(&blob, &initrd_only).unwrap();
+        let tree = fdt::Fdt::new(&patched).unwrap();
+        assert_eq!(tree.chosen().bootargs(), Some("console=ttyS0"));
+        let same = patch_chosen(&blob, &ChosenPatch::default()).unwrap();
+        assert_eq!(
+            format!("{:?}", Tree::parse(&same).unwrap()),
+            format!("{:?}", Tree::parse(&blob).unwrap())
+        );
+    }
+
+    #[test]
+    fn patch_creates_a_missing_chosen_and_keeps_reservations() {
+        let blob = tree_without_chosen();
+        validate(&blob).unwrap();
+        let patch = ChosenPatch {
+            bootargs: Some("quiet".into()),
+            initrd: None,
+        };
+        let patched = patch_chosen(&blob, &patch).unwrap();
+        let tree = fdt::Fdt::new(&patched).unwrap();
+        assert_eq!(tree.chosen().bootargs(), Some("quiet"));
+        let rsv: Vec<(usize, Option<usize>)> = tree
+            .memory_reservations()
+            .map(|r| (r.address() as usize, Some(r.size())))
+            .collect();
+        assert_eq!(rsv, vec![(0x8000_0000, Some(0x1000))]);
+        assert!(tree.find_node("/cpus").is_some());
+    }
+
+    #[test]
+    fn trees_missing_cpus_or_memory_are_refused_without_panicking() {
+        let mut w = FdtWriter::new().unwrap();
+        let root = w.begin_node("").unwrap();
+        let chosen = w.begin_node("chosen").unwrap();
+        w.end_node(chosen).unwrap();
+        w.end_node(root).unwrap();
+        let blob = w.finish().unwrap();
+        assert!(matches!(validate(&blob), Err(DtbError::Missing("/cpus"))));
     }
 
     #[test]

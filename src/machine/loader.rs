@@ -34,6 +34,9 @@ pub enum LoadError {
     /// The Image header's size (which includes bss) is smaller than the file: corrupt header.
     #[error("kernel Image header is inconsistent: it claims {claimed} bytes in memory but the file has {actual}")]
     InconsistentImage { claimed: u64, actual: usize },
+    /// The Image header claims more memory than a 32-bit machine has: corrupt header.
+    #[error("kernel Image header claims {claimed} bytes in memory, more than a 32-bit machine can address")]
+    ImageTooLarge { claimed: u64 },
     /// Something does not fit in RAM.
     #[error("{what} ({size} bytes) does not fit in RAM of {ram} bytes (free space: {free} bytes); use a larger --memory")]
     DoesNotFit {
@@ -42,9 +45,19 @@ pub enum LoadError {
         ram: u64,
         free: u64,
     },
+    /// The device tree is larger than the fixed space reserved for it (RAM size plays no part).
+    #[error("the device tree is {size} bytes; at most {limit} bytes fit in the space reserved for it below the end of RAM (a larger --memory does not change this)")]
+    DtbTooLarge { size: u64, limit: u64 },
     /// An ELF kernel segment lies outside RAM.
     #[error("kernel ELF segment at physical {start:#x}..{end:#x} lies outside RAM")]
     SegmentOutsideRam { start: u64, end: u64 },
+    /// The ELF kernel's entry point (after translation through its segments) is not in RAM.
+    #[error("kernel ELF entry point {entry:#x} lies outside RAM ({ram_start:#x}..{ram_end:#x})")]
+    EntryOutsideRam {
+        entry: u64,
+        ram_start: u64,
+        ram_end: u64,
+    },
 }
 
 /// The kernel as parsed.
@@ -73,6 +86,11 @@ impl Kernel {
             u64::from_le_bytes(b)
         };
         let image_size = field(16);
+        if image_size > 1 << 32 {
+            return Err(LoadError::ImageTooLarge {
+                claimed: image_size,
+            });
+        }
         // image_size covers bss; the file must at least hold what precedes the bss.
         if image_size != 0 && (bytes.len() as u64) > image_size {
             return Err(LoadError::InconsistentImage {
@@ -102,7 +120,9 @@ pub struct Layout {
     pub fw_dynamic_info: Option<u64>,
 }
 
-/// Plan the layout of RAM `[ram_base, ram_base + ram_size)`.
+/// Plan the layout of RAM `[ram_base, ram_base + ram_size)`. Every address is computed with
+/// checked arithmetic: sizes come from file headers (an Image's `image_size`, ELF segment
+/// sizes) and may be anything.
 pub fn plan(
     ram_base: u64,
     ram_size: u64,
@@ -111,36 +131,54 @@ pub fn plan(
     initrd_len: Option<u64>,
     dtb_len: u64,
 ) -> Result<Layout, LoadError> {
-    let ram_end = ram_base + ram_size;
     let does_not_fit = |what, size, free| LoadError::DoesNotFit {
         what,
         size,
         ram: ram_size,
         free,
     };
+    let ram_end = ram_base
+        .checked_add(ram_size)
+        .ok_or(does_not_fit("RAM", ram_size, 0))?;
     let firmware = match firmware_len {
         Some(len) if len > ram_size => return Err(does_not_fit("firmware", len, ram_size)),
+        // Cannot overflow: len <= ram_size and ram_base + ram_size did not.
         Some(len) => Some((ram_base, ram_base + len)),
         None => None,
     };
     let (kernel_start, kernel_end, kernel_entry) = match kernel {
         Kernel::Image { size, .. } => {
             let after_fw = firmware.map_or(ram_base, |(_, end)| end);
-            let start = after_fw.div_ceil(KERNEL_ALIGN) * KERNEL_ALIGN;
-            (start, start + size, start)
+            let start = after_fw
+                .div_ceil(KERNEL_ALIGN)
+                .checked_mul(KERNEL_ALIGN)
+                .filter(|&start| start <= ram_end)
+                .ok_or(does_not_fit("kernel", *size, 0))?;
+            let free = ram_end - start;
+            let end = start
+                .checked_add(*size)
+                .filter(|&end| end <= ram_end)
+                .ok_or(does_not_fit("kernel", *size, free))?;
+            (start, end, start)
         }
         Kernel::Elf(elf) => {
             let mut lo = u64::MAX;
             let mut hi = 0;
             for s in &elf.segments {
-                let (start, end) = (s.paddr as u64, s.paddr as u64 + s.memsz as u64);
+                let start = s.paddr as u64;
+                // Cannot overflow: both terms are below 2^32.
+                let end = start + s.memsz as u64;
                 if start < ram_base || end > ram_end {
                     return Err(LoadError::SegmentOutsideRam { start, end });
                 }
                 lo = lo.min(start);
                 hi = hi.max(end);
             }
-            // The entry is a virtual address; translate it through the segment containing it.
+            if elf.segments.is_empty() {
+                return Err(crate::elf::ElfError::NoLoadableSegments.into());
+            }
+            // The entry is a virtual address; translate it through the segment containing it
+            // (entry >= vaddr there, and paddr + offset stays below 2^33: no overflow).
             let entry = elf
                 .segments
                 .iter()
@@ -148,33 +186,45 @@ pub fn plan(
                 .map_or(elf.entry as u64, |s| {
                     elf.entry as u64 - s.vaddr as u64 + s.paddr as u64
                 });
+            if !(ram_base..ram_end).contains(&entry) {
+                return Err(LoadError::EntryOutsideRam {
+                    entry,
+                    ram_start: ram_base,
+                    ram_end,
+                });
+            }
             (lo, hi, entry)
         }
     };
-    if kernel_end > ram_end {
-        return Err(does_not_fit(
+    if dtb_len > MAX_DTB_SIZE {
+        return Err(LoadError::DtbTooLarge {
+            size: dtb_len,
+            limit: MAX_DTB_SIZE,
+        });
+    }
+    // The DTB sits DTB_RESERVE below the end of RAM; the kernel must end below it.
+    let dtb = ram_end
+        .checked_sub(DTB_RESERVE)
+        .map(|d| d & !7)
+        .filter(|&d| d >= kernel_end)
+        .ok_or(does_not_fit(
             "kernel",
             kernel_end - kernel_start,
-            ram_end.saturating_sub(kernel_start),
-        ));
-    }
-    if dtb_len > MAX_DTB_SIZE {
-        return Err(does_not_fit("device tree", dtb_len, MAX_DTB_SIZE));
-    }
-    let dtb = (ram_end - DTB_RESERVE) & !7;
-    if dtb < kernel_end {
-        return Err(does_not_fit("device tree", dtb_len, 0));
-    }
+            (ram_end.saturating_sub(DTB_RESERVE)).saturating_sub(kernel_start),
+        ))?;
+    // Cannot overflow: dtb + MAX_DTB_SIZE < ram_end.
     let fw_dynamic_info = firmware.map(|_| dtb + MAX_DTB_SIZE);
     let initrd = match initrd_len {
         None => None,
         Some(len) => {
             let free = dtb - kernel_end;
-            let start = dtb.checked_sub(len).map(|s| s & !0xfff);
-            match start {
-                Some(start) if start >= kernel_end => Some((start, start + len)),
-                _ => return Err(does_not_fit("initrd", len, free)),
-            }
+            let start = dtb
+                .checked_sub(len)
+                .map(|s| s & !0xfff)
+                .filter(|&s| s >= kernel_end)
+                .ok_or(does_not_fit("initrd", len, free))?;
+            // Cannot overflow: start + len <= dtb.
+            Some((start, start + len))
         }
     };
     Ok(Layout {
@@ -186,6 +236,18 @@ pub fn plan(
         dtb,
         fw_dynamic_info,
     })
+}
+
+/// The largest initrd that fits with this kernel and firmware: the space between the end of
+/// the kernel and the device tree (what `plan` can place; used to bound reading the file).
+pub fn initrd_room(
+    ram_base: u64,
+    ram_size: u64,
+    kernel: &Kernel,
+    firmware_len: Option<u64>,
+) -> Result<u64, LoadError> {
+    let layout = plan(ram_base, ram_size, kernel, firmware_len, None, 0)?;
+    Ok(layout.dtb - layout.kernel_end)
 }
 
 /// The fw_dynamic_info words (RV32: unsigned long = 4 bytes) handing the kernel to OpenSBI.
@@ -261,6 +323,109 @@ mod tests {
             Err(LoadError::InconsistentImage { .. })
         ));
         assert!(Kernel::parse(b"\x7fELF\x01\x01").is_err());
+    }
+
+    /// A minimal ELF32 RISC-V executable: one PT_LOAD segment of `data` at `paddr`
+    /// (vaddr = paddr) with `memsz` bytes in memory, entry `entry`.
+    fn elf(paddr: u32, memsz: u32, entry: u32) -> Vec<u8> {
+        let data = [0x13u8, 0, 0, 0]; // nop
+        let mut f = vec![0u8; 52 + 32];
+        f[..4].copy_from_slice(b"\x7fELF");
+        f[4] = 1; // ELFCLASS32
+        f[5] = 1; // little-endian
+        f[6] = 1; // EV_CURRENT
+        f[16..18].copy_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+        f[18..20].copy_from_slice(&243u16.to_le_bytes()); // EM_RISCV
+        f[20..24].copy_from_slice(&1u32.to_le_bytes());
+        f[24..28].copy_from_slice(&entry.to_le_bytes());
+        f[28..32].copy_from_slice(&52u32.to_le_bytes()); // e_phoff
+        f[40..42].copy_from_slice(&52u16.to_le_bytes()); // e_ehsize
+        f[42..44].copy_from_slice(&32u16.to_le_bytes()); // e_phentsize
+        f[44..46].copy_from_slice(&1u16.to_le_bytes()); // e_phnum
+        let ph = &mut f[52..84];
+        ph[0..4].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        ph[4..8].copy_from_slice(&84u32.to_le_bytes()); // p_offset
+        ph[8..12].copy_from_slice(&paddr.to_le_bytes()); // p_vaddr
+        ph[12..16].copy_from_slice(&paddr.to_le_bytes()); // p_paddr
+        ph[16..20].copy_from_slice(&(data.len() as u32).to_le_bytes()); // p_filesz
+        ph[20..24].copy_from_slice(&memsz.to_le_bytes()); // p_memsz
+        ph[24..28].copy_from_slice(&5u32.to_le_bytes()); // R+X
+        ph[28..32].copy_from_slice(&4u32.to_le_bytes()); // p_align
+        f.extend_from_slice(&data);
+        f
+    }
+
+    #[test]
+    fn huge_image_size_is_refused_not_wrapped() {
+        // image_size = u64::MAX once wrapped `start + size` and was accepted.
+        assert!(matches!(
+            Kernel::parse(&image(4096, u64::MAX)),
+            Err(LoadError::ImageTooLarge { .. })
+        ));
+        assert!(matches!(
+            Kernel::parse(&image(4096, (1 << 32) + 1)),
+            Err(LoadError::ImageTooLarge { .. })
+        ));
+        // Even a Kernel built around the parser's check never wraps in the planner.
+        for size in [u64::MAX, u64::MAX - BASE, 1 << 40] {
+            let k = Kernel::Image {
+                bytes: vec![0; 64],
+                size,
+            };
+            assert!(
+                matches!(
+                    plan(BASE, 256 << 20, &k, None, None, 4096),
+                    Err(LoadError::DoesNotFit { what: "kernel", .. })
+                ),
+                "size {size:#x}"
+            );
+            assert!(plan(BASE, 256 << 20, &k, Some(300_000), Some(4096), 4096).is_err());
+        }
+    }
+
+    #[test]
+    fn extreme_ram_and_input_sizes_never_overflow() {
+        let k = Kernel::parse(&image(4096, 8 << 20)).unwrap();
+        // RAM that would end past 2^64.
+        assert!(plan(u64::MAX - 4096, 256 << 20, &k, None, None, 0).is_err());
+        // RAM smaller than the DTB reserve.
+        assert!(plan(BASE, 1 << 20, &k, None, None, 0).is_err());
+        // Firmware, initrd and DTB sizes at the edges.
+        assert!(plan(BASE, 256 << 20, &k, Some(u64::MAX), None, 0).is_err());
+        assert!(plan(BASE, 256 << 20, &k, None, Some(u64::MAX), 0).is_err());
+        assert!(matches!(
+            plan(BASE, 256 << 20, &k, None, None, u64::MAX),
+            Err(LoadError::DtbTooLarge { .. })
+        ));
+        // Firmware that leaves no room for a 4 MiB-aligned kernel.
+        assert!(plan(BASE, 16 << 20, &k, Some((16 << 20) - 1), None, 0).is_err());
+    }
+
+    #[test]
+    fn initrd_room_is_what_plan_can_place() {
+        let k = Kernel::parse(&image(4096, 8 << 20)).unwrap();
+        let room = initrd_room(BASE, 64 << 20, &k, None).unwrap();
+        assert_eq!(room, (64 << 20) - (2 << 20) - (8 << 20));
+        assert!(plan(BASE, 64 << 20, &k, None, Some(room), 0).is_ok());
+        assert!(plan(BASE, 64 << 20, &k, None, Some(room + 1), 0).is_err());
+    }
+
+    #[test]
+    fn elf_kernel_segments_and_entry_must_lie_in_ram() {
+        let ok = Kernel::parse(&elf(0x8000_0000, 0x1000, 0x8000_0000)).unwrap();
+        let l = plan(BASE, 16 << 20, &ok, None, None, 4096).unwrap();
+        assert_eq!(l.kernel_entry, BASE);
+        let outside = Kernel::parse(&elf(0x8000_0000, 0x1000, 0x1000)).unwrap();
+        assert!(matches!(
+            plan(BASE, 16 << 20, &outside, None, None, 4096),
+            Err(LoadError::EntryOutsideRam { entry: 0x1000, .. })
+        ));
+        // A segment reaching past the end of RAM (and of the 32-bit space).
+        let high = Kernel::parse(&elf(0xffff_f000, 0x1000, 0xffff_f000)).unwrap();
+        assert!(matches!(
+            plan(BASE, 16 << 20, &high, None, None, 4096),
+            Err(LoadError::SegmentOutsideRam { .. })
+        ));
     }
 
     #[test]

@@ -24,6 +24,10 @@ use crate::exec::{Platform, Resume, Stop, Target};
 const POLL_INTERVAL_BLOCKS: u32 = 256;
 /// Longest single host sleep while the guest waits for an interrupt.
 const MAX_IDLE_SLEEP: Duration = Duration::from_millis(10);
+/// Traps delivered to the guest in a row with no instruction retired in between before the
+/// machine gives up: the guest's trap handler itself traps (no handler installed, a garbage
+/// kernel or firmware). A working guest retires handler instructions between any two traps.
+const TRAP_LOOP_LIMIT: u32 = 64;
 
 /// Which firmware serves the S-mode kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +59,20 @@ pub struct System {
     /// The built-in SBI's S-mode timer deadline.
     sbi_timer: u64,
     polls: u32,
-    stop: Option<Stop>,
+    /// A stop the host asked for (signal, `Ctrl-A x`, `--timeout`). The first one wins, and it
+    /// beats anything the guest asks for.
+    host_stop: Option<Stop>,
+    /// A stop the guest asked for: poweroff/exit beats reset, the first exit wins.
+    guest_stop: Option<Stop>,
+    /// `Ctrl-A s`: report statistics once no stop is pending.
+    stats_requested: bool,
+    /// Traps delivered in a row with no instruction retired (trap-loop detection).
+    trap_streak: u32,
+    /// `hart.instret` at the last delivered trap; `None` after progress the engine does not
+    /// count (an emulated SBI call or misaligned access).
+    instret_at_last_trap: Option<u64>,
+    /// The first trap of the current streak, with the privilege and pc it was raised at.
+    streak_start: Option<(Trap, crate::cpu::Priv, u32)>,
     /// Wall-clock limit (`--timeout`): when it passes, the run stops with status 124.
     pub deadline: Option<(Instant, Duration)>,
 }
@@ -144,7 +161,12 @@ impl System {
             firmware,
             sbi_timer: u64::MAX,
             polls: 0,
-            stop: None,
+            host_stop: None,
+            guest_stop: None,
+            stats_requested: false,
+            trap_streak: 0,
+            instret_at_last_trap: None,
+            streak_start: None,
             deadline: None,
         })
     }
@@ -227,37 +249,111 @@ impl System {
             }
         }
         hart.csr.mip = hart.csr.mip & !mask | set;
-        if let Some((deadline, limit)) = self.deadline {
-            if Instant::now() >= deadline {
-                self.stop = Some(self.timeout_stop(limit));
-            }
-        }
-        if let Some(sig) = terminal::take_signal() {
-            self.stop = Some(Stop::Fatal {
-                status: 128 + sig,
-                message: format!("terminated by signal {sig}"),
-            });
-        }
-        if self.requests.take_quit() {
-            self.stop = Some(Stop::Fatal {
-                status: 0,
-                message: "quit (Ctrl-A x)".into(),
-            });
-        }
+        self.poll_host_requests();
         if self.requests.take_stats() {
-            self.stop = Some(Stop::Stats);
+            self.stats_requested = true;
         }
         if let Some(event) = self
             .bus
             .device_mut(self.syscon)
             .and_then(|s| s.take_event())
         {
-            self.stop = Some(match event {
+            self.request_guest_stop(match event {
                 PowerEvent::PowerOff { exit_code } => Stop::Exit(exit_code as i32),
                 PowerEvent::Failure { exit_code } => Stop::Exit(exit_code.max(1) as i32),
                 PowerEvent::Reset => Stop::Reset,
             });
         }
+    }
+
+    /// Notice a termination signal, `Ctrl-A x` or the `--timeout` deadline. Once a host stop is
+    /// pending nothing more is taken, so a later request stays for whoever looks next.
+    fn poll_host_requests(&mut self) {
+        if self.host_stop.is_some() {
+            return;
+        }
+        if let Some(sig) = terminal::take_signal() {
+            self.host_stop = Some(Stop::Fatal {
+                status: 128 + sig,
+                message: format!("terminated by signal {sig}"),
+            });
+        } else if self.requests.take_quit() {
+            self.host_stop = Some(Stop::Fatal {
+                status: 0,
+                message: "quit (Ctrl-A x)".into(),
+            });
+        } else if let Some((deadline, limit)) = self.deadline {
+            if Instant::now() >= deadline {
+                self.host_stop = Some(self.timeout_stop(limit));
+            }
+        }
+    }
+
+    /// A stop the host asked for, checked now (used between guest reboots, so a guest that
+    /// resets at once can still be stopped by a signal, `Ctrl-A x` or `--timeout`).
+    pub fn take_host_stop(&mut self) -> Option<Stop> {
+        self.poll_host_requests();
+        self.host_stop.take()
+    }
+
+    /// Record a guest poweroff/exit or reset: an exit is never replaced, a reset never
+    /// replaces an exit.
+    fn request_guest_stop(&mut self, stop: Stop) {
+        let keep = matches!(
+            (&self.guest_stop, &stop),
+            (Some(Stop::Exit(_)), _) | (Some(_), Stop::Reset)
+        );
+        if !keep {
+            self.guest_stop = Some(stop);
+        }
+    }
+
+    /// Whether a stop (or a statistics report) is waiting for the run loop.
+    fn stop_pending(&self) -> bool {
+        self.host_stop.is_some() || self.guest_stop.is_some() || self.stats_requested
+    }
+
+    /// Count a trap about to be delivered to the guest; stop the machine when traps keep
+    /// coming with no instruction retired in between (a trap loop never ends on its own).
+    fn check_trap_loop(&mut self, hart: &Hart, trap: Trap) -> Result<(), Stop> {
+        if self.instret_at_last_trap != Some(hart.instret) {
+            self.instret_at_last_trap = Some(hart.instret);
+            self.trap_streak = 0;
+            self.streak_start = Some((trap, hart.prv, hart.pc));
+            return Ok(());
+        }
+        self.trap_streak += 1;
+        if self.trap_streak < TRAP_LOOP_LIMIT {
+            return Ok(());
+        }
+        let describe = |t: Trap, prv: crate::cpu::Priv, pc: u32| {
+            format!(
+                "{} (cause {}) in {prv:?} mode at pc {pc:#010x}, tval {:#010x}",
+                cause_name(t),
+                t.cause,
+                t.tval
+            )
+        };
+        let now = describe(trap, hart.prv, hart.pc);
+        let began = match self.streak_start {
+            Some((t, prv, pc)) if (t, prv, pc) != (trap, hart.prv, hart.pc) => {
+                format!("; it began with {}", describe(t, prv, pc))
+            }
+            _ => String::new(),
+        };
+        Err(Stop::Fatal {
+            status: 1,
+            message: format!(
+                "error: the guest is stuck in a trap loop ({TRAP_LOOP_LIMIT} traps with no \
+                 instruction retired): {now}{began}"
+            ),
+        })
+    }
+
+    /// Progress the engine does not count as retired instructions (an emulated trap).
+    fn trap_emulated(&mut self) {
+        self.instret_at_last_trap = None;
+        self.trap_streak = 0;
     }
 
     /// The stop for `--timeout`: what the script waited for and the last console lines.
@@ -296,7 +392,7 @@ impl System {
         self.flush_console();
         loop {
             self.sync_interrupts(hart);
-            if hart.csr.mip & hart.csr.mie != 0 || self.stop.is_some() {
+            if hart.csr.mip & hart.csr.mie != 0 || self.stop_pending() {
                 return;
             }
             if self.console_input.has_pending() {
@@ -329,6 +425,27 @@ impl System {
         })?;
         hart.pc = hart.pc.wrapping_add(insn.len as u32);
         Ok(())
+    }
+}
+
+/// A readable name for an exception cause, for messages.
+fn cause_name(trap: Trap) -> &'static str {
+    match trap.exception() {
+        Some(Exception::InsnMisaligned) => "instruction address misaligned",
+        Some(Exception::InsnAccessFault) => "instruction access fault",
+        Some(Exception::IllegalInsn) => "illegal instruction",
+        Some(Exception::Breakpoint) => "breakpoint",
+        Some(Exception::LoadMisaligned) => "load address misaligned",
+        Some(Exception::LoadAccessFault) => "load access fault",
+        Some(Exception::StoreMisaligned) => "store address misaligned",
+        Some(Exception::StoreAccessFault) => "store access fault",
+        Some(Exception::EcallFromU) => "ecall from U-mode",
+        Some(Exception::EcallFromS) => "ecall from S-mode",
+        Some(Exception::EcallFromM) => "ecall from M-mode",
+        Some(Exception::InsnPageFault) => "instruction page fault",
+        Some(Exception::LoadPageFault) => "load page fault",
+        Some(Exception::StorePageFault) => "store page fault",
+        None => "unknown exception",
     }
 }
 
@@ -368,7 +485,7 @@ impl SbiHost for SbiView<'_> {
         self.hart.tlb.flush();
     }
     fn reset(&mut self, kind: ResetKind, reason: u32) {
-        self.system.stop = Some(match kind {
+        self.system.request_guest_stop(match kind {
             ResetKind::Shutdown => Stop::Exit(if reason == 0 { 0 } else { 1 }),
             ResetKind::ColdReboot | ResetKind::WarmReboot => Stop::Reset,
         });
@@ -432,6 +549,7 @@ impl Platform for System {
                     };
                     let ret = sbi::handle_ecall(&mut view, call);
                     let flush = view.flush_code;
+                    self.trap_emulated();
                     hart.x[10] = ret.a0;
                     if let Some(a1) = ret.a1 {
                         hart.x[11] = a1;
@@ -444,8 +562,12 @@ impl Platform for System {
                     });
                 }
                 Some(Exception::LoadMisaligned | Exception::StoreMisaligned) if to_m => {
-                    if let Err(t) = self.emulate_misaligned(hart, trap) {
-                        hart.take_trap(t);
+                    match self.emulate_misaligned(hart, trap) {
+                        Ok(()) => self.trap_emulated(),
+                        Err(t) => {
+                            self.check_trap_loop(hart, t)?;
+                            hart.take_trap(t);
+                        }
                     }
                     return Ok(Resume::Continue);
                 }
@@ -461,6 +583,7 @@ impl Platform for System {
                 _ => {}
             }
         }
+        self.check_trap_loop(hart, trap)?;
         hart.take_trap(trap);
         Ok(Resume::Continue)
     }
@@ -471,9 +594,13 @@ impl Platform for System {
         if self.polls.is_multiple_of(POLL_INTERVAL_BLOCKS) {
             self.sync_interrupts(hart);
         }
-        if self.stop.is_some() {
+        if self.stop_pending() {
             self.flush_console();
-            return self.stop.take();
+            let stop = self.host_stop.take().or_else(|| self.guest_stop.take());
+            return Some(stop.unwrap_or_else(|| {
+                self.stats_requested = false;
+                Stop::Stats
+            }));
         }
         if hart.csr.mip & hart.csr.mie != 0 {
             if let Some(irq) = hart.pending_interrupt() {
@@ -485,5 +612,102 @@ impl Platform for System {
 
     fn wait_for_interrupt(&mut self, hart: &mut Hart) {
         self.idle(hart);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::console::Script;
+
+    fn machine(firmware: FirmwareMode) -> System {
+        let input = UartInput::new();
+        let console = ConsoleOut::new(None, Script::default(), input.clone());
+        System::new(
+            16 << 20,
+            firmware,
+            console,
+            input,
+            Arc::new(HostRequests::default()),
+            Vec::new(),
+        )
+        .expect("a machine")
+    }
+
+    #[test]
+    fn host_stops_beat_guest_exits_which_beat_resets() {
+        let mut hart = Hart::new();
+        // A reset, then a poweroff in the same stretch: the poweroff wins, whatever the order.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.request_guest_stop(Stop::Reset);
+        m.request_guest_stop(Stop::Exit(7));
+        m.request_guest_stop(Stop::Reset);
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Exit(7)));
+        // The first exit stays.
+        m.request_guest_stop(Stop::Exit(1));
+        m.request_guest_stop(Stop::Exit(2));
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Exit(1)));
+        // A passed deadline beats a reset asked for in the same poll.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.deadline = Some((Instant::now(), Duration::from_secs(1)));
+        m.request_guest_stop(Stop::Reset);
+        m.sync_interrupts(&mut hart);
+        assert!(matches!(
+            m.between_blocks(&mut hart),
+            Some(Stop::Fatal { status: 124, .. })
+        ));
+        // Between reboots the deadline is still seen.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.deadline = Some((Instant::now(), Duration::from_secs(1)));
+        assert!(matches!(
+            m.take_host_stop(),
+            Some(Stop::Fatal { status: 124, .. })
+        ));
+        // A statistics request waits behind a stop and is not lost.
+        let mut m = machine(FirmwareMode::Builtin);
+        m.stats_requested = true;
+        m.request_guest_stop(Stop::Reset);
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Reset));
+        assert_eq!(m.between_blocks(&mut hart), Some(Stop::Stats));
+        assert_eq!(m.between_blocks(&mut hart), None);
+    }
+
+    #[test]
+    fn traps_without_progress_stop_the_machine_and_progress_resets_the_count() {
+        for firmware in [FirmwareMode::Builtin, FirmwareMode::External] {
+            let mut m = machine(firmware);
+            let mut hart = Hart::new();
+            hart.prv = crate::cpu::Priv::Supervisor;
+            hart.csr.medeleg = 0xffff;
+            hart.pc = map::RAM_BASE;
+            // Traps with instructions retired in between: never a loop.
+            for _ in 0..1000 {
+                hart.instret += 3;
+                let fault = Trap::new(Exception::LoadPageFault, 0x1000);
+                assert!(m.handle_trap(&mut hart, fault).is_ok());
+                hart.prv = crate::cpu::Priv::Supervisor;
+            }
+            // An illegal instruction, then the handler's first instruction faults, over and over.
+            hart.instret += 1;
+            let first = Trap::illegal(0xffff_ffff);
+            assert!(m.handle_trap(&mut hart, first).is_ok());
+            let fetch = Trap::new(Exception::InsnAccessFault, 0);
+            let mut outcome = Ok(Resume::Continue);
+            for _ in 0..TRAP_LOOP_LIMIT {
+                hart.prv = crate::cpu::Priv::Supervisor;
+                outcome = m.handle_trap(&mut hart, fetch);
+            }
+            match outcome {
+                Err(Stop::Fatal { status: 1, message }) => {
+                    assert!(message.contains("trap loop"), "{message}");
+                    assert!(message.contains("instruction access fault"), "{message}");
+                    assert!(
+                        message.contains("began with illegal instruction"),
+                        "{message}"
+                    );
+                }
+                other => panic!("{firmware:?}: expected a trap-loop stop, got {other:?}"),
+            }
+        }
     }
 }
