@@ -229,7 +229,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 tracing::info!("guest requested a reset: rebooting");
                 continue;
             }
-            Stop::Exit(code) => break Ok(code),
+            Stop::Exit(code) => break connections.console.exit_status(code),
             Stop::InsnLimit | Stop::Stats => break Ok(124),
             Stop::Fatal { status, message } => break Err((status, message)),
         }

@@ -158,7 +158,9 @@ pub fn spawn_reader(input: UartInput, escapes: bool, requests: Arc<HostRequests>
         .name("console-input".into())
         .spawn(move || {
             let mut stdin = std::io::stdin();
-            let mut buf = [0u8; 256];
+            // Large enough for piped input to flow in big steps; a terminal returns what was
+            // typed, however short.
+            let mut buf = vec![0u8; 16 << 10];
             let mut keys = EscapeState::default();
             loop {
                 let n = match stdin.read(&mut buf) {
@@ -166,7 +168,9 @@ pub fn spawn_reader(input: UartInput, escapes: bool, requests: Arc<HostRequests>
                     Ok(n) => n,
                 };
                 if !escapes {
-                    input.push(&buf[..n]);
+                    // Waits while the UART's queue is full: stdin is not read meanwhile, so a
+                    // producer faster than the guest is held back and nothing is dropped.
+                    input.push_blocking(&buf[..n]);
                     continue;
                 }
                 let mut guest = Vec::with_capacity(n);
@@ -185,7 +189,7 @@ pub fn spawn_reader(input: UartInput, escapes: bool, requests: Arc<HostRequests>
                         }
                     }
                 }
-                input.push(&guest);
+                input.push_blocking(&guest);
             }
         });
     if let Err(e) = spawned {
