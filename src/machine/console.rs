@@ -458,7 +458,8 @@ impl ConsoleOut {
         Err((
             status,
             format!(
-                "the guest stopped (exit code {guest_code}) before --expect {} appeared                  (step {number} of {}); last console lines:\n{}",
+                "the guest stopped (exit code {guest_code}) before --expect {} appeared \
+                 (step {number} of {}); last console lines:\n{}",
                 step.expect,
                 state.script.len(),
                 state.tail.text().trim_end_matches('\n')
