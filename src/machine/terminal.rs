@@ -272,11 +272,13 @@ pub fn install_signal_handlers() {
                     libc::SA_RESTART,
                 ),
             ])
+            // On the alternate signal stack Rust sets up per thread, so a stack overflow's SIGSEGV
+            // can still be handled.
             .chain(FATAL_SIGNALS.into_iter().map(|sig| {
                 (
                     sig,
                     on_fatal_signal as *const () as usize,
-                    libc::SA_SIGINFO | libc::SA_RESTART,
+                    libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK,
                 )
             }))
             .collect();
