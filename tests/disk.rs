@@ -210,10 +210,27 @@ fn bad_disk_arguments_are_clear_errors() {
     let odd = scratch_dir().join("odd-size.img");
     std::fs::write(&odd, vec![0u8; 1000]).expect("write odd image");
     let missing = scratch_dir().join("does-not-exist.img");
-    let cases: [(String, &str); 3] = [
+    let fifo = scratch_dir().join("fifo.img");
+    let _ = std::fs::remove_file(&fifo);
+    let status = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo");
+    let dir = scratch_dir();
+    let null = Path::new("/dev/null");
+    // A FIFO must not block the open (the run's time limit would catch it), a directory is
+    // not "9223372036854775807 bytes", /dev/null is not an empty disk.
+    let cases: [(String, &str); 9] = [
         (disk_arg(&missing, ""), "does-not-exist.img"),
         (disk_arg(&odd, ""), "512"),
         (disk_arg(&odd, ",bogus"), "unknown disk option"),
+        (disk_arg(&fifo, ""), "is a FIFO"),
+        (disk_arg(&fifo, ",ro"), "is a FIFO"),
+        (disk_arg(&dir, ",ro"), "is a directory"),
+        (disk_arg(&dir, ",snapshot"), "is a directory"),
+        (disk_arg(&dir, ""), "is a directory"),
+        (disk_arg(null, ""), "is a character device"),
     ];
     for (arg, needle) in cases {
         let out = common::run_with_timeout(
@@ -277,5 +294,137 @@ fn host_write_errors_become_guest_io_errors() {
         out.stdout.contains("I/O error"),
         "the guest sees I/O errors: {}",
         out.stdout
+    );
+}
+
+/// Whether any open file description holds a lock on `byte` of `path`.
+fn ofd_lock_byte_held(path: &Path, byte: i64) -> bool {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).expect("open image");
+    // SAFETY: an all-zero flock is valid; fcntl reads and writes it during the call.
+    unsafe {
+        let mut request: libc::flock = std::mem::zeroed();
+        request.l_type = libc::F_WRLCK as libc::c_short;
+        request.l_whence = libc::SEEK_SET as libc::c_short;
+        request.l_start = byte;
+        request.l_len = 1;
+        assert_eq!(
+            libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut request),
+            0
+        );
+        request.l_type != libc::F_UNLCK as libc::c_short
+    }
+}
+
+/// A running QEMU writing an image keeps rv32vm off it (QEMU's OFD lock bytes), with one clear
+/// error line.
+#[test]
+fn image_a_running_qemu_writes_is_refused() {
+    common::require_tool("qemu-system-riscv32", "--version", "qemu-system-misc");
+    let image = rootfs_copy("held-by-qemu.img");
+    let mut qemu = Command::new("qemu-system-riscv32")
+        .args(["-M", "virt", "-display", "none", "-serial", "none"])
+        .args(["-monitor", "none", "-bios", "none", "-drive"])
+        .arg(format!("file={},format=raw,if=none,id=d", image.display()))
+        .args(["-device", "virtio-blk-device,drive=d"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start qemu");
+    // QEMU has locked the image once its "write not shared" byte (201) is held.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if ofd_lock_byte_held(&image, 201) {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = qemu.kill();
+            panic!("qemu never locked the image");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let outcomes: Vec<(String, common::RunOutcome)> = ["", ",ro", ",snapshot"]
+        .iter()
+        .map(|options| {
+            let out = common::run_with_timeout(
+                rv32vm("interp")
+                    .arg("--disk")
+                    .arg(disk_arg(&image, options)),
+                Duration::from_secs(30),
+            )
+            .expect("run rv32vm");
+            (options.to_string(), out)
+        })
+        .collect();
+    let _ = qemu.kill();
+    let _ = qemu.wait();
+    for (options, out) in outcomes {
+        assert_eq!(
+            code(&out),
+            Some(1),
+            "--disk IMG{options}: {}",
+            out.describe_end()
+        );
+        assert!(
+            out.stderr.contains("in use by another VM")
+                && out.stderr.contains("QEMU")
+                && out.stderr.lines().count() == 1,
+            "--disk IMG{options}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// The snapshot overlay is a file too: when it cannot grow (here a file-size limit below what
+/// the guest writes), the guest gets I/O errors, rv32vm stays up, and the image is untouched.
+#[test]
+fn snapshot_overlay_write_errors_become_guest_io_errors() {
+    use std::os::unix::process::CommandExt;
+    let image = rootfs_copy("snapshot-write-error.img");
+    let before = std::fs::read(&image).expect("read image");
+    let mut cmd = rv32vm("interp");
+    cmd.arg("--disk")
+        .arg(disk_arg(&image, ",snapshot"))
+        .args(["--expect", PROMPT])
+        .args([
+            "--send",
+            "dd if=/dev/zero of=/root/fill bs=4096 count=1500 2>/dev/null; sync; vm-exit 9",
+        ]);
+    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 2 << 20,
+                rlim_max: 2 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let out = common::run_with_timeout(&mut cmd, LIMIT).expect("run rv32vm");
+    assert_eq!(
+        code(&out),
+        Some(9),
+        "{}: {}",
+        out.describe_end(),
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("virtio-blk request failed") && out.stderr.contains("too large"),
+        "the host error is logged: {}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("I/O error"),
+        "the guest sees I/O errors: {}",
+        out.stdout
+    );
+    assert!(
+        std::fs::read(&image).expect("read image") == before,
+        "snapshot image changed"
     );
 }

@@ -18,7 +18,21 @@
 //! - The receive FIFO holds 16 bytes (1 with FCR.FIFO off); its trigger level is treated as 1,
 //!   so "received data available" is reported as soon as one byte is there (the character
 //!   timeout indication is never needed). Host input waits in the [`UartInput`] queue while the
-//!   FIFO is full, so pasted text is not lost.
+//!   FIFO is full, and the queue's writer waits while the queue is full, so input is never lost
+//!   on the host side.
+//! - Host input crosses the receive line in bursts, paced by the guest ([`RxPacing`]): a burst
+//!   of up to [`RX_BURST`] bytes flows into the FIFO as fast as the guest reads RBR; then the
+//!   line pauses for [`RX_PAUSE_FACTOR`] times as long as the guest took to read the burst. A
+//!   line that refilled the FIFO on every RBR read without pause would keep the receive
+//!   interrupt asserted for as long as input waits: the guest would never leave its interrupt
+//!   handler to consume what it read (Linux then overruns its tty buffers and drops input).
+//!   With the pause, reading takes about 1 / (1 + [`RX_PAUSE_FACTOR`]) of the guest's time,
+//!   however fast or slow the guest runs, and the rest goes to whatever consumes the input.
+//! - RTS flow control: once the guest has raised MCR.RTS (outside loopback), host input is held
+//!   while RTS is low, as a host with hardware flow control would. Linux lowers RTS when its
+//!   tty buffer fills only with `stty crtscts`, and on the last close of the port (HUPCL);
+//!   with it, a guest that reads slower than the line loses nothing. A guest that never
+//!   touches RTS (firmware, bare-metal programs) receives regardless.
 //! - Loopback (MCR.LOOP): THR bytes go to the receive FIFO instead of the output (setting
 //!   LSR.OE when it is full), host input is held back, and MSR reflects MCR (DTR→DSR, RTS→CTS,
 //!   OUT1→RI, OUT2→DCD), as the 8250 probe expects. Unlike QEMU, changes of those inputs set the
@@ -30,7 +44,8 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::bus::MmioDevice;
 use crate::irq::IrqLine;
@@ -40,8 +55,19 @@ use crate::regs::access_mask;
 pub const MMIO_SIZE: u64 = 0x100;
 /// Depth of the receive FIFO when FCR enables it.
 pub const RX_FIFO_SIZE: usize = 16;
-/// Bytes the host input queue holds at most; input beyond it is dropped (and logged).
+/// Bytes the host input queue holds before [`UartInput::push_blocking`] waits for the guest to
+/// take some (back-pressure: the console reader stops reading stdin, nothing is dropped).
 pub const INPUT_QUEUE_LIMIT: usize = 1 << 20;
+/// Bytes of host input per burst: what Linux's 8250 driver reads in one interrupt at most.
+pub const RX_BURST: usize = 256;
+/// After the guest has read a burst of input, the next burst waits this many times as long as
+/// reading it took (see [`RxPacing`]).
+pub const RX_PAUSE_FACTOR: u32 = 3;
+/// The longest pause between bursts (a guest that sat on a burst for long, with interrupts
+/// off, is not made to wait for ages afterwards).
+pub const RX_MAX_PAUSE: Duration = Duration::from_millis(10);
+/// A reader waiting for room in a full queue resumes once the queue is down to this.
+const INPUT_QUEUE_LOW_WATER: usize = INPUT_QUEUE_LIMIT / 2;
 
 /// Receiver buffer register (read, DLAB = 0).
 pub const RBR: u64 = 0;
@@ -164,13 +190,18 @@ struct InputQueue {
     bytes: Mutex<VecDeque<u8>>,
     /// Mirrors `!bytes.is_empty()`, so the CPU thread can poll without taking the lock.
     non_empty: AtomicBool,
+    /// Signalled whenever the UART takes bytes out of the queue, for a reader waiting for room.
+    room: Condvar,
 }
 
 /// The host side of the UART's receive line: a queue that a console reader thread fills and the
 /// UART drains into its receive FIFO when the CPU thread calls [`Uart::poll_input`].
 ///
-/// Cheap to clone; all clones feed the same UART. Pushing never blocks on the CPU thread for
-/// longer than a queue append.
+/// Cheap to clone; all clones feed the same UART. The queue holds about [`INPUT_QUEUE_LIMIT`]
+/// bytes: a reader thread pushes with [`UartInput::push_blocking`], which waits while the queue
+/// is full, so input is never lost and a fast producer (`yes | rv32vm ...`) is slowed down to
+/// the guest's pace. The CPU thread itself only ever calls [`UartInput::push`], which never
+/// waits, and takes the queue's lock only for a queue operation.
 #[derive(Debug, Clone, Default)]
 pub struct UartInput {
     queue: Arc<InputQueue>,
@@ -190,25 +221,43 @@ impl UartInput {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Queues `bytes` for the guest; returns how many were accepted (fewer than `bytes.len()`
-    /// only when the queue holds [`INPUT_QUEUE_LIMIT`] bytes).
-    pub fn push(&self, bytes: &[u8]) -> usize {
+    /// Queues all of `bytes` for the guest at once, even beyond [`INPUT_QUEUE_LIMIT`]; never
+    /// waits. For short input produced on the CPU thread (`--send` texts, tests).
+    pub fn push(&self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         let mut queue = self.lock();
-        let accepted = bytes
-            .len()
-            .min(INPUT_QUEUE_LIMIT.saturating_sub(queue.len()));
-        queue.extend(&bytes[..accepted]);
-        if !queue.is_empty() {
+        queue.extend(bytes);
+        self.queue.non_empty.store(true, Ordering::Release);
+    }
+
+    /// Queues all of `bytes` for the guest, waiting while the queue holds
+    /// [`INPUT_QUEUE_LIMIT`] bytes until the UART has taken some. For a console reader thread;
+    /// never call it on the thread that runs the UART (it would wait for itself).
+    pub fn push_blocking(&self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let mut queue = self.lock();
+            if queue.len() >= INPUT_QUEUE_LIMIT {
+                // Wait for half the queue to drain, not for each byte, so the reader wakes up
+                // once per half queue rather than once per byte the guest reads.
+                queue = self
+                    .queue
+                    .room
+                    .wait_while(queue, |queue| queue.len() > INPUT_QUEUE_LOW_WATER)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+            }
+            let accepted = rest.len().min(INPUT_QUEUE_LIMIT - queue.len());
+            queue.extend(&rest[..accepted]);
             self.queue.non_empty.store(true, Ordering::Release);
+            rest = &rest[accepted..];
         }
-        drop(queue);
-        if accepted < bytes.len() {
-            tracing::warn!(
-                dropped = bytes.len() - accepted,
-                "UART input queue full, input dropped"
-            );
-        }
-        accepted
+    }
+
+    /// Bytes waiting in the queue (not yet in the UART's FIFO).
+    pub fn queued(&self) -> usize {
+        self.lock().len()
     }
 
     /// Whether bytes are waiting to enter the UART.
@@ -222,11 +271,104 @@ impl UartInput {
             return;
         }
         let mut queue = self.lock();
-        let count = room.min(queue.len());
+        let before = queue.len();
+        let count = room.min(before);
         fifo.extend(queue.drain(..count));
         self.queue
             .non_empty
             .store(!queue.is_empty(), Ordering::Release);
+        let crossed_low_water =
+            before > INPUT_QUEUE_LOW_WATER && queue.len() <= INPUT_QUEUE_LOW_WATER;
+        drop(queue);
+        if crossed_low_water {
+            self.queue.room.notify_all();
+        }
+    }
+}
+
+/// A clock for [`RxPacing`]: the time elapsed since some fixed start.
+pub type RxClock = Arc<dyn Fn() -> Duration + Send + Sync>;
+
+/// How host input crosses the receive line: in bursts of up to [`RX_BURST`] bytes, which flow
+/// into the FIFO as fast as the guest reads it; after each, a pause of [`RX_PAUSE_FACTOR`]
+/// times the time from the burst's first RBR read to its last (at most [`RX_MAX_PAUSE`]). The
+/// line thus adapts to the guest's speed: reading input never takes more than a fixed share of
+/// the guest's time, whatever the tier or the host's load.
+#[derive(Clone)]
+pub struct RxPacing {
+    clock: RxClock,
+    /// Bytes the current burst may still bring; `None` between bursts.
+    burst_left: Option<usize>,
+    /// When the guest first read from the current burst.
+    first_read: Option<Duration>,
+    /// The next burst starts at this time or later.
+    next_burst_at: Duration,
+}
+
+impl std::fmt::Debug for RxPacing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxPacing")
+            .field("burst_left", &self.burst_left)
+            .field("next_burst_at", &self.next_burst_at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RxPacing {
+    /// Pacing on the host's monotonic clock.
+    pub fn host() -> Self {
+        let start = Instant::now();
+        Self::with_clock(Arc::new(move || start.elapsed()))
+    }
+
+    /// Pacing on `clock` (tests drive a manual one).
+    pub fn with_clock(clock: RxClock) -> Self {
+        Self {
+            clock,
+            burst_left: None,
+            first_read: None,
+            next_burst_at: Duration::ZERO,
+        }
+    }
+
+    /// How many of `room` free FIFO places the line may fill now (`fifo_empty`: the FIFO holds
+    /// nothing, so a new burst may start).
+    fn allowance(&mut self, room: usize, fifo_empty: bool) -> usize {
+        if self.burst_left.is_none() {
+            if !fifo_empty || (self.clock)() < self.next_burst_at {
+                return 0;
+            }
+            self.burst_left = Some(RX_BURST);
+            self.first_read = None;
+        }
+        self.burst_left.unwrap_or(0).min(room)
+    }
+
+    /// `count` bytes entered the FIFO.
+    fn entered(&mut self, count: usize) {
+        if let Some(left) = &mut self.burst_left {
+            *left = left.saturating_sub(count);
+        }
+    }
+
+    /// The guest read RBR; `drained`: the FIFO is now empty and the burst has nothing more to
+    /// bring (it is complete, or the host has no more input for now).
+    fn read(&mut self, drained: bool) {
+        if self.burst_left.is_none() {
+            return;
+        }
+        let now = (self.clock)();
+        let first_read = *self.first_read.get_or_insert(now);
+        if drained {
+            let reading = now.saturating_sub(first_read);
+            self.next_burst_at = now + (reading * RX_PAUSE_FACTOR).min(RX_MAX_PAUSE);
+            self.burst_left = None;
+        }
+    }
+
+    /// The guest cleared the FIFO: the burst is over, without pause.
+    fn dropped(&mut self) {
+        self.burst_left = None;
     }
 }
 
@@ -246,6 +388,11 @@ pub struct Uart<W: Write> {
     thr_empty_pending: bool,
     rx_fifo: VecDeque<u8>,
     input: UartInput,
+    /// How host input crosses the receive line; `None`: it fills the FIFO as soon as there is
+    /// room.
+    rx_pacing: Option<RxPacing>,
+    /// The guest has raised RTS outside loopback since reset, so it does RTS flow control.
+    rts_flow_control: bool,
     irq: IrqLine,
     out: W,
     /// Set once output failed, so a closed terminal does not flood the log.
@@ -287,12 +434,20 @@ impl<W: Write> Uart<W> {
             thr_empty_pending: false,
             rx_fifo: VecDeque::with_capacity(RX_FIFO_SIZE),
             input,
+            rx_pacing: Some(RxPacing::host()),
+            rts_flow_control: false,
             irq,
             out,
             output_failed: false,
         };
         uart.update_irq();
         uart
+    }
+
+    /// Sets how host input crosses the receive line; `None` moves it into the FIFO as soon as
+    /// the FIFO has room (what register-level tests want).
+    pub fn set_rx_pacing(&mut self, pacing: Option<RxPacing>) {
+        self.rx_pacing = pacing;
     }
 
     /// A handle for a console reader thread to feed input through.
@@ -362,11 +517,22 @@ impl<W: Write> Uart<W> {
 
     fn refill_rx_fifo(&mut self) {
         // In loopback the receiver is disconnected from the line.
-        if self.loopback() {
+        if self.loopback() || !self.input.has_pending() {
             return;
         }
-        let room = self.rx_capacity().saturating_sub(self.rx_fifo.len());
+        // RTS flow control: the host holds its input while the guest says "not ready".
+        if self.rts_flow_control && self.modem_control & MCR_RTS == 0 {
+            return;
+        }
+        let mut room = self.rx_capacity().saturating_sub(self.rx_fifo.len());
+        if let Some(pacing) = &mut self.rx_pacing {
+            room = pacing.allowance(room, self.rx_fifo.is_empty());
+        }
+        let before = self.rx_fifo.len();
         self.input.drain_into(&mut self.rx_fifo, room);
+        if let Some(pacing) = &mut self.rx_pacing {
+            pacing.entered(self.rx_fifo.len() - before);
+        }
     }
 
     /// The modem status inputs (MSR bits 7:4).
@@ -410,6 +576,9 @@ impl<W: Write> Uart<W> {
             RBR => {
                 let byte = self.rx_fifo.pop_front().unwrap_or(0);
                 self.refill_rx_fifo();
+                if let Some(pacing) = &mut self.rx_pacing {
+                    pacing.read(self.rx_fifo.is_empty());
+                }
                 byte
             }
             IER if self.dlab() => self.divisor.to_le_bytes()[1],
@@ -468,9 +637,14 @@ impl<W: Write> Uart<W> {
             MCR => {
                 let inputs_before = self.modem_inputs();
                 let was_loopback = self.loopback();
+                let rts_before = self.modem_control & MCR_RTS != 0;
                 self.modem_control = value & MCR_MASK;
                 self.note_modem_changes(inputs_before, self.modem_inputs());
-                if was_loopback && !self.loopback() {
+                if !self.loopback() && self.modem_control & MCR_RTS != 0 {
+                    self.rts_flow_control = true;
+                }
+                let rts_raised = !rts_before && self.modem_control & MCR_RTS != 0;
+                if (was_loopback && !self.loopback()) || rts_raised {
                     self.refill_rx_fifo();
                 }
             }
@@ -488,6 +662,9 @@ impl<W: Write> Uart<W> {
         }
         if value & FCR_CLEAR_RCVR != 0 {
             self.rx_fifo.clear();
+            if let Some(pacing) = &mut self.rx_pacing {
+                pacing.dropped();
+            }
             self.line_errors &= !LSR_BI;
         }
         if value & FCR_CLEAR_XMIT != 0 {
@@ -577,7 +754,9 @@ mod tests {
     impl Fixture {
         fn new() -> Self {
             let mut levels = IrqLevels::new(31).unwrap();
-            let uart = Uart::new(levels.line(IRQ).unwrap(), Vec::new());
+            let mut uart = Uart::new(levels.line(IRQ).unwrap(), Vec::new());
+            // Register-level tests: the line is infinitely fast.
+            uart.set_rx_pacing(None);
             Self { uart, levels }
         }
 
@@ -872,11 +1051,9 @@ mod tests {
         let mut f = Fixture::new();
         f.wr(IER, IER_RDI);
         let input = f.uart.input();
-        std::thread::spawn(move || {
-            assert_eq!(input.push(b"abc"), 3);
-        })
-        .join()
-        .unwrap();
+        std::thread::spawn(move || input.push_blocking(b"abc"))
+            .join()
+            .unwrap();
         assert!(!f.irq(), "nothing moves until the CPU thread polls");
         f.uart.poll_input();
         assert!(f.irq());
@@ -884,12 +1061,152 @@ mod tests {
     }
 
     #[test]
-    fn input_queue_limit_drops_the_excess() {
+    fn a_full_queue_makes_the_reader_wait_and_loses_nothing() {
+        let mut f = Fixture::new();
+        f.wr(FCR, FCR_ENABLE_FIFO);
+        let input = f.uart.input();
+        // Three times the queue's capacity, as a reader thread would push it.
+        let total = 3 * INPUT_QUEUE_LIMIT + 12_345;
+        let text: Vec<u8> = (0..total).map(|i| (i % 251) as u8).collect();
+        let expected = text.clone();
+        let reader = std::thread::spawn(move || input.push_blocking(&text));
+        // The reader fills the queue, then waits for the guest.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while f.uart.input().queued() < INPUT_QUEUE_LIMIT {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the reader never filled the queue"
+            );
+            std::thread::yield_now();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(
+            !reader.is_finished(),
+            "the reader waits while the queue is full"
+        );
+        assert!(f.uart.input().queued() <= INPUT_QUEUE_LIMIT);
+        // The guest reads everything; every byte arrives, in order.
+        let mut received = Vec::with_capacity(total);
+        while received.len() < total {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "input stalled at {}",
+                received.len()
+            );
+            f.uart.poll_input();
+            while f.rd(LSR) & LSR_DR != 0 {
+                received.push(f.rd(RBR));
+            }
+        }
+        reader.join().unwrap();
+        assert!(received == expected, "input lost or reordered");
+        assert!(!f.uart.has_pending_input());
+    }
+
+    #[test]
+    fn push_from_the_cpu_thread_never_waits_even_when_full() {
         let input = UartInput::new();
-        let big = vec![0u8; INPUT_QUEUE_LIMIT - 1];
-        assert_eq!(input.push(&big), INPUT_QUEUE_LIMIT - 1);
-        assert_eq!(input.push(b"xyz"), 1);
+        input.push_blocking(&vec![0u8; INPUT_QUEUE_LIMIT]);
+        input.push(b"xyz");
+        assert_eq!(input.queued(), INPUT_QUEUE_LIMIT + 3);
         assert!(input.has_pending());
+    }
+
+    /// A manual clock for [`RxPacing`], in microseconds.
+    fn manual_clock() -> (Arc<std::sync::atomic::AtomicU64>, RxClock) {
+        let micros = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let reader = micros.clone();
+        let clock: RxClock = Arc::new(move || Duration::from_micros(reader.load(Ordering::SeqCst)));
+        (micros, clock)
+    }
+
+    #[test]
+    fn paced_input_comes_in_bursts_with_pauses_in_proportion() {
+        let mut f = Fixture::new();
+        let (micros, clock) = manual_clock();
+        f.uart.set_rx_pacing(Some(RxPacing::with_clock(clock)));
+        f.wr(FCR, FCR_ENABLE_FIFO);
+        f.wr(IER, IER_RDI);
+        let text: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        f.uart.enqueue_input(&text);
+        assert!(f.irq(), "the first burst starts at once");
+        // The burst flows as fast as the guest reads: RX_BURST bytes, 1 us per byte.
+        let mut received = Vec::new();
+        while f.rd(LSR) & LSR_DR != 0 {
+            received.push(f.rd(RBR));
+            micros.fetch_add(1, Ordering::SeqCst);
+        }
+        assert_eq!(received.len(), RX_BURST);
+        assert!(!f.irq(), "the line pauses: the interrupt drops");
+        // Reading took RX_BURST - 1 us (first to last read): the pause is RX_PAUSE_FACTOR times that.
+        let pause = (RX_BURST as u64 - 1) * u64::from(RX_PAUSE_FACTOR);
+        micros.fetch_add(pause - 2, Ordering::SeqCst);
+        f.uart.poll_input();
+        assert!(!f.irq(), "still pausing");
+        micros.fetch_add(1, Ordering::SeqCst);
+        f.uart.poll_input();
+        assert!(f.irq(), "the next burst");
+        while received.len() < text.len() {
+            f.uart.poll_input();
+            while f.rd(LSR) & LSR_DR != 0 {
+                received.push(f.rd(RBR));
+            }
+            micros.fetch_add(10_000, Ordering::SeqCst);
+        }
+        assert_eq!(received, text, "nothing lost or reordered");
+        // A single key after a long idle time comes at once.
+        micros.fetch_add(1_000_000, Ordering::SeqCst);
+        f.uart.enqueue_input(b"k");
+        assert_eq!(f.rd(RBR), b'k');
+    }
+
+    #[test]
+    fn a_slow_reader_gets_long_pauses_up_to_the_limit() {
+        let mut f = Fixture::new();
+        let (micros, clock) = manual_clock();
+        f.uart.set_rx_pacing(Some(RxPacing::with_clock(clock)));
+        f.wr(FCR, FCR_ENABLE_FIFO);
+        f.uart.enqueue_input(&[b'x'; 600]);
+        f.rd(RBR);
+        // The guest sits on the burst for a second (interrupts off, say).
+        micros.fetch_add(1_000_000, Ordering::SeqCst);
+        for _ in 1..RX_BURST {
+            assert_eq!(f.rd(RBR), b'x');
+        }
+        assert_eq!(f.rd(LSR) & LSR_DR, 0);
+        micros.fetch_add(RX_MAX_PAUSE.as_micros() as u64 - 1, Ordering::SeqCst);
+        f.uart.poll_input();
+        assert_eq!(f.rd(LSR) & LSR_DR, 0, "pausing");
+        micros.fetch_add(1, Ordering::SeqCst);
+        f.uart.poll_input();
+        assert_eq!(
+            f.rd(LSR) & LSR_DR,
+            LSR_DR,
+            "the pause is capped at RX_MAX_PAUSE"
+        );
+    }
+
+    #[test]
+    fn rts_flow_control_holds_input_while_rts_is_low() {
+        let mut f = Fixture::new();
+        f.wr(FCR, FCR_ENABLE_FIFO);
+        // A guest that never touched RTS receives regardless (firmware, bare metal).
+        f.uart.enqueue_input(b"a");
+        assert_eq!(f.rd(RBR), b'a');
+        // RTS raised in loopback (the 8250 probe) does not count.
+        f.wr(MCR, MCR_LOOP | MCR_RTS);
+        f.wr(MCR, MCR_OUT2);
+        f.uart.enqueue_input(b"b");
+        assert_eq!(f.rd(RBR), b'b');
+        // The driver opens the port: DTR | RTS. From now on RTS low means "hold".
+        f.wr(MCR, MCR_OUT2 | MCR_DTR | MCR_RTS);
+        f.wr(MCR, MCR_OUT2 | MCR_DTR);
+        f.uart.enqueue_input(b"cd");
+        assert_eq!(f.rd(LSR) & LSR_DR, 0, "held while RTS is low");
+        assert!(f.uart.has_pending_input());
+        f.wr(MCR, MCR_OUT2 | MCR_DTR | MCR_RTS);
+        assert_eq!(f.rd(RBR), b'c', "raising RTS lets it through");
+        assert_eq!(f.rd(RBR), b'd');
     }
 
     #[test]

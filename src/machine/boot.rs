@@ -261,7 +261,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 tracing::info!(resets, "guest requested a reset: rebooting");
                 continue;
             }
-            Stop::Exit(code) => break (Ok(code), hart),
+            Stop::Exit(code) => break (connections.console.exit_status(code), hart),
             Stop::InsnLimit | Stop::Stats => break (Ok(124), hart),
             Stop::Fatal { status, message } => break (Err((status, message)), hart),
         }

@@ -782,7 +782,7 @@ fn blk_read_only_refuses_writes_and_keeps_the_file() {
 }
 
 #[test]
-fn blk_snapshot_keeps_writes_in_memory() {
+fn blk_snapshot_keeps_writes_in_the_overlay() {
     let original = pattern(DISK_SECTORS * 512);
     let image = TempImage::new("snapshot.img", &original);
     let mut rig = blk_rig(
@@ -1216,6 +1216,239 @@ fn disk_locks_writable_images() {
     // Readers share.
     let _a = Disk::open(&image.path, snapshot).unwrap();
     let _b = Disk::open(&image.path, snapshot).unwrap();
+}
+
+#[test]
+fn snapshot_overlay_matches_a_model_for_any_alignment() {
+    // 9 chunks and a half: the last chunk is shorter than OVERLAY_CHUNK_SIZE.
+    let size = 9 * 4096 + 2048;
+    let original = pattern(size);
+    let image = TempImage::new("overlay-model.img", &original);
+    let snapshot = DiskOptions {
+        read_only: false,
+        snapshot: true,
+    };
+    let mut disk = Disk::open(&image.path, snapshot).unwrap();
+    assert_eq!(disk.overlay_allocated_bytes(), Some(0), "empty overlay");
+    let mut model = original.clone();
+    let mut rng = XorShift(0x1234_5678_9abc_def1);
+    for round in 0..400u32 {
+        let offset = (rng.next() % size as u64) as usize & !511;
+        let len = ((rng.next() % 24 + 1) as usize * 512).min(size - offset);
+        let fill: Vec<u8> = (0..len).map(|i| (i as u32 ^ round) as u8).collect();
+        disk.write_at(offset as u64, &fill).unwrap();
+        model[offset..offset + len].copy_from_slice(&fill);
+        let read_offset = (rng.next() % size as u64) as usize;
+        let read_len = (rng.next() % 20_000) as usize % (size - read_offset + 1);
+        let mut buf = vec![0u8; read_len];
+        disk.read_at(read_offset as u64, &mut buf).unwrap();
+        assert_eq!(
+            buf,
+            model[read_offset..read_offset + read_len],
+            "round {round}"
+        );
+    }
+    // The tail chunk as a whole write.
+    let tail = vec![0xeeu8; size - 9 * 4096];
+    disk.write_at(9 * 4096, &tail).unwrap();
+    model[9 * 4096..].copy_from_slice(&tail);
+    let mut all = vec![0u8; size];
+    disk.read_at(0, &mut all).unwrap();
+    assert_eq!(all, model);
+    assert!(
+        disk.overlay_allocated_bytes().unwrap() >= 4096,
+        "the data is in the temporary file"
+    );
+    assert_eq!(image.contents(), original, "the image never changes");
+}
+
+#[test]
+fn snapshot_overlay_write_errors_fail_the_request() {
+    let original = pattern(DISK_SECTORS * 512);
+    let image = TempImage::new("overlay-error.img", &original);
+    let snapshot = DiskOptions {
+        read_only: false,
+        snapshot: true,
+    };
+    let mut disk = Disk::open(&image.path, snapshot).unwrap();
+    // An overlay file that refuses writes, as a full file system would.
+    disk.replace_overlay_file_for_tests(fs::File::open(&image.path).unwrap());
+    assert!(disk.write_at(4096, &[1; 4096]).is_err(), "whole chunk");
+    assert!(disk.write_at(512, &[1; 512]).is_err(), "copy on write");
+    let mut rig = Rig::new(VirtioBlk::new(disk));
+    rig.start_with(VIRTIO_BLK_F_FLUSH);
+    assert_eq!(
+        write_sectors(&mut rig, 3, &[0x33; 1024]),
+        (VIRTIO_BLK_S_IOERR, 1)
+    );
+    // Nothing was recorded as written: reads still see the image.
+    let (status, _, data) = read_sectors(&mut rig, 0, 16);
+    assert_eq!(status, VIRTIO_BLK_S_OK);
+    assert_eq!(data, original[..16 * 512]);
+}
+
+#[test]
+fn snapshot_overlay_directory_errors_are_clear() {
+    // The overlay directory comes from TMPDIR; one that does not exist is a clear error.
+    let image = TempImage::new("overlay-dir.img", &[0u8; 4096]);
+    let error = Disk::open_with_overlay_dir(
+        &image.path,
+        DiskOptions {
+            read_only: false,
+            snapshot: true,
+        },
+        Path::new("/nonexistent/rv32vm-tmp"),
+    )
+    .unwrap_err();
+    assert!(matches!(error, DiskError::Overlay { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.contains("/nonexistent/rv32vm-tmp") && message.contains("TMPDIR"),
+        "{message}"
+    );
+}
+
+#[test]
+fn non_regular_files_are_refused_without_blocking() {
+    let dir = std::env::temp_dir().join(format!("rv32vm-virtio-{}-kinds", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    let _ = fs::remove_file(&fifo);
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path that lives for the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let all_modes = [
+        DiskOptions::default(),
+        DiskOptions {
+            read_only: true,
+            snapshot: false,
+        },
+        DiskOptions {
+            read_only: false,
+            snapshot: true,
+        },
+    ];
+    let cases: [(&Path, &str); 3] = [
+        (&fifo, "a FIFO"),
+        (&dir, "a directory"),
+        (Path::new("/dev/null"), "a character device"),
+    ];
+    for (path, kind) in cases {
+        for options in all_modes {
+            // A read-only open of a FIFO would block until a writer comes: run it on a thread
+            // and give up after a while instead of hanging the test.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let owned = path.to_owned();
+            std::thread::spawn(move || {
+                let _ = tx.send(Disk::open(&owned, options).map(|_| ()));
+            });
+            let result = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("opening {} {options:?} blocked", path.display()));
+            let error = result.expect_err("not a disk");
+            assert!(matches!(error, DiskError::NotADisk { .. }), "{error:?}");
+            let message = error.to_string();
+            assert!(
+                message.contains(kind) && message.contains(&path.display().to_string()),
+                "{options:?}: {message}"
+            );
+        }
+    }
+    let _ = fs::remove_file(&fifo);
+    let _ = fs::remove_dir(&dir);
+}
+
+/// Holds QEMU's lock bytes on an image the way a running QEMU does, through an open file
+/// description of its own.
+fn hold_qemu_lock_bytes(path: &Path, bytes: &[i64]) -> fs::File {
+    let file = fs::File::open(path).unwrap();
+    for &byte in bytes {
+        // SAFETY: an all-zero flock is valid; fcntl reads it during the call.
+        let result = unsafe {
+            let mut request: libc::flock = std::mem::zeroed();
+            request.l_type = libc::F_RDLCK as libc::c_short;
+            request.l_whence = libc::SEEK_SET as libc::c_short;
+            request.l_start = byte;
+            request.l_len = 1;
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                libc::F_OFD_SETLK,
+                &request,
+            )
+        };
+        assert_eq!(result, 0, "lock byte {byte}");
+    }
+    file
+}
+
+/// Whether some open file description holds a lock on `byte` of `path`.
+fn qemu_lock_byte_held(path: &Path, byte: i64) -> bool {
+    let file = fs::File::open(path).unwrap();
+    // SAFETY: an all-zero flock is valid; fcntl reads and writes it during the call.
+    unsafe {
+        let mut request: libc::flock = std::mem::zeroed();
+        request.l_type = libc::F_WRLCK as libc::c_short;
+        request.l_whence = libc::SEEK_SET as libc::c_short;
+        request.l_start = byte;
+        request.l_len = 1;
+        assert_eq!(
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                libc::F_OFD_GETLK,
+                &mut request
+            ),
+            0
+        );
+        request.l_type != libc::F_UNLCK as libc::c_short
+    }
+}
+
+#[test]
+fn disk_takes_and_honours_qemu_lock_bytes() {
+    let image = TempImage::new("qemu-lock.img", &[0u8; 4096]);
+    let read_only = DiskOptions {
+        read_only: true,
+        snapshot: false,
+    };
+    let snapshot = DiskOptions {
+        read_only: false,
+        snapshot: true,
+    };
+    // What we hold: as a read-write QEMU (consistent read, write; write not shared).
+    let disk = Disk::open(&image.path, DiskOptions::default()).unwrap();
+    for byte in [100, 101, 201] {
+        assert!(qemu_lock_byte_held(&image.path, byte), "byte {byte}");
+    }
+    assert!(!qemu_lock_byte_held(&image.path, 200));
+    drop(disk);
+    for byte in [100, 101, 201] {
+        assert!(!qemu_lock_byte_held(&image.path, byte), "released {byte}");
+    }
+    // As a read-only QEMU: consistent read; write not shared.
+    let disk = Disk::open(&image.path, snapshot).unwrap();
+    assert!(qemu_lock_byte_held(&image.path, 100));
+    assert!(!qemu_lock_byte_held(&image.path, 101));
+    assert!(qemu_lock_byte_held(&image.path, 201));
+    drop(disk);
+
+    // A read-write QEMU (bytes 100, 101, 201): every mode is refused.
+    let qemu_rw = hold_qemu_lock_bytes(&image.path, &[100, 101, 201]);
+    for options in [DiskOptions::default(), read_only, snapshot] {
+        let error = Disk::open(&image.path, options).unwrap_err();
+        assert!(
+            matches!(error, DiskError::Locked { .. }),
+            "{options:?}: {error:?}"
+        );
+        assert!(error.to_string().contains("QEMU"), "{error}");
+    }
+    drop(qemu_rw);
+    // A read-only QEMU (100, 201): readers share, a writer is refused.
+    let qemu_ro = hold_qemu_lock_bytes(&image.path, &[100, 201]);
+    let error = Disk::open(&image.path, DiskOptions::default()).unwrap_err();
+    assert!(error.to_string().contains("\"write\""), "{error}");
+    let _reader = Disk::open(&image.path, read_only).unwrap();
+    let _snapshot = Disk::open(&image.path, snapshot).unwrap();
+    drop(qemu_ro);
 }
 
 #[test]
