@@ -1,15 +1,22 @@
 //! Basic blocks: instructions decoded once, from a start address to the first control transfer,
-//! system instruction or page boundary.
+//! system instruction or page boundary. A block holds its instructions and its profile; the
+//! code each tier makes of it lives in that tier.
 
-use super::interp::{compile, Slot};
 use super::platform::{Platform, Target};
 use crate::cpu::tlb::PAGE_MASK;
 use crate::cpu::{Access, Exception, Hart, Trap};
-use crate::isa::{decode, insn_len};
+use crate::isa::{decode, insn_len, Insn};
 
 /// Upper bound on instructions per block, so a block stays short in time (interrupts are taken
 /// only between blocks).
 pub const MAX_BLOCK_INSNS: usize = 128;
+
+/// What the engine has learned about a block while running it (the promotion policy reads it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Profile {
+    /// Entries through the run loop, counted while the block may still move up a tier.
+    pub runs: u32,
+}
 
 /// A decoded basic block.
 pub struct Block {
@@ -18,17 +25,12 @@ pub struct Block {
     /// Host address of the first instruction's bytes: the block's identity, so the same code
     /// reached through another mapping reuses the block, and a remapped page never does.
     pub host: usize,
-    /// The instructions as interpreter slots (ending with an end slot).
-    pub slots: Box<[Slot]>,
+    /// The instructions, after the block optimiser ([`super::ir`]).
+    pub insns: Box<[Insn]>,
     /// Host address of the second half of a first instruction that straddles into the next
     /// page: a store there changes this block too.
     pub straddle: Option<usize>,
-    /// Tier-1 code for the block, once compiled.
-    pub jit: Option<super::jit::Compiled>,
-    /// Runs counted towards the tier-1 threshold.
-    pub runs: u32,
-    /// Tier 1 could not compile the block: it stays interpreted.
-    pub jit_failed: bool,
+    pub profile: Profile,
 }
 
 /// Host address of the instruction at `pc`, translating through the platform on a TLB miss.
@@ -102,10 +104,8 @@ pub fn build<P: Platform>(
     Ok(Block {
         pc,
         host,
-        slots: compile::<P>(&insns),
+        insns: insns.into_boxed_slice(),
         straddle,
-        jit: None,
-        runs: 0,
-        jit_failed: false,
+        profile: Profile::default(),
     })
 }

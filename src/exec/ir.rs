@@ -12,6 +12,8 @@
 //! so the guest state at any trap or exit is the unoptimised block's. `--no-constopt` and
 //! `--no-fuse` turn the passes off; the lockstep tests compare both ways.
 
+use super::semantics::{alu, branch_taken};
+use crate::isa::ops::{OpClass, RS2};
 use crate::isa::{Fusion, Insn, Op};
 
 /// Which passes run (the CLI's `--no-constopt` / `--no-fuse` clear them).
@@ -43,82 +45,8 @@ pub fn optimize(insns: &mut [Insn], opts: IrOptions) {
     }
 }
 
-/// The value of a pure integer operation: `a` = x[rs1], `b` = x[rs2] (unused operands are
-/// ignored). `None` for operations this pass does not evaluate. The interpreter's handlers
-/// define these semantics; the lockstep tests check the two agree.
-pub fn alu_value(op: Op, a: u32, b: u32, imm: i32) -> Option<u32> {
-    use Op::*;
-    let imm = imm as u32;
-    Some(match op {
-        Lui => imm,
-        Addi => a.wrapping_add(imm),
-        Slti => ((a as i32) < (imm as i32)) as u32,
-        Sltiu => (a < imm) as u32,
-        Xori => a ^ imm,
-        Ori => a | imm,
-        Andi => a & imm,
-        Slli => a << (imm & 31),
-        Srli => a >> (imm & 31),
-        Srai => ((a as i32) >> (imm & 31)) as u32,
-        Add => a.wrapping_add(b),
-        Sub => a.wrapping_sub(b),
-        Sll => a << (b & 31),
-        Slt => ((a as i32) < (b as i32)) as u32,
-        Sltu => (a < b) as u32,
-        Xor => a ^ b,
-        Srl => a >> (b & 31),
-        Sra => ((a as i32) >> (b & 31)) as u32,
-        Or => a | b,
-        And => a & b,
-        Mul => a.wrapping_mul(b),
-        Sh1add => (a << 1).wrapping_add(b),
-        Sh2add => (a << 2).wrapping_add(b),
-        Sh3add => (a << 3).wrapping_add(b),
-        Andn => a & !b,
-        Orn => a | !b,
-        Xnor => !(a ^ b),
-        SextB => a as u8 as i8 as i32 as u32,
-        SextH => a as u16 as i16 as i32 as u32,
-        ZextH => a & 0xffff,
-        Max => (a as i32).max(b as i32) as u32,
-        Maxu => a.max(b),
-        Min => (a as i32).min(b as i32) as u32,
-        Minu => a.min(b),
-        CzeroEqz => {
-            if b == 0 {
-                0
-            } else {
-                a
-            }
-        }
-        CzeroNez => {
-            if b != 0 {
-                0
-            } else {
-                a
-            }
-        }
-        _ => return None,
-    })
-}
-
-/// Whether branch `op` is taken for operands `a` (rs1) and `b` (rs2).
-pub fn branch_taken(op: Op, a: u32, b: u32) -> bool {
-    match op {
-        Op::Beq => a == b,
-        Op::Bne => a != b,
-        Op::Blt => (a as i32) < (b as i32),
-        Op::Bge => (a as i32) >= (b as i32),
-        Op::Bltu => a < b,
-        _ => a >= b, // Bgeu
-    }
-}
-
 fn is_branch(op: Op) -> bool {
-    matches!(
-        op,
-        Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu
-    )
+    op.class() == OpClass::Branch
 }
 
 /// ALU operations that may head a compare-and-branch unit.
@@ -199,13 +127,12 @@ fn fuse_at(insns: &mut [Insn], i: usize) -> usize {
     }
 }
 
-/// Registers that operation `i` may write, as a bit mask over x0..x31 (conservatively every
-/// `rd` field, integer or not, and nothing for stores and branches).
+/// Integer registers that operation `i` may write, as a bit mask over x0..x31.
 fn writes(i: &Insn) -> u32 {
-    use Op::*;
-    match i.op {
-        Sb | Sh | Sw | Fsw | Fsd | Beq | Bne | Blt | Bge | Bltu | Bgeu | Fence => 0,
-        _ => 1 << (i.rd & 31),
+    if i.op.info().int_write {
+        1 << (i.rd & 31)
+    } else {
+        0
     }
 }
 
@@ -234,26 +161,13 @@ pub fn fold_constants(insns: &mut [Insn]) {
         let (a, b) = (known[insn.rs1 as usize & 31], known[insn.rs2 as usize & 31]);
         let mut result = None;
         match insn.op {
-            _ if insn.rd == 0 && alu_value(insn.op, 0, 0, 0).is_some() => {}
+            _ if insn.rd == 0 && insn.op.class() == OpClass::Alu => {}
             Lui => result = Some(insn.imm as u32),
-            op if alu_value(op, 0, 0, 0).is_some() => {
-                let uses_rs2 = !matches!(
-                    op,
-                    Addi | Slti
-                        | Sltiu
-                        | Xori
-                        | Ori
-                        | Andi
-                        | Slli
-                        | Srli
-                        | Srai
-                        | SextB
-                        | SextH
-                        | ZextH
-                );
+            op if op.class() == OpClass::Alu => {
+                let uses_rs2 = op.info().int_reads & RS2 != 0;
                 match (a, b) {
-                    (Some(a), Some(b)) => result = alu_value(op, a, b, insn.imm),
-                    (Some(a), None) if !uses_rs2 => result = alu_value(op, a, 0, insn.imm),
+                    (Some(a), Some(b)) => result = alu(op, a, b, insn.imm),
+                    (Some(a), None) if !uses_rs2 => result = alu(op, a, 0, insn.imm),
                     (None, Some(c)) if uses_rs2 => immediate_form(insn, c, false),
                     (Some(c), None) if uses_rs2 => immediate_form(insn, c, true),
                     _ => {}

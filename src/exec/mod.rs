@@ -1,13 +1,23 @@
-//! The tiered execution engine: block cache, interpreter, and the run loop that sits between
+//! The tiered execution engine: the block cache, the tiers, and the run loop that sits between
 //! blocks (the only place where interrupts, exits and instruction limits are checked).
+//!
+//! Layout (docs/architecture.md, "The tier seam"): the run-loop contract every tier follows
+//! ([`contract`]), the instruction semantics they share ([`semantics`], [`mem`]), blocks and
+//! the block optimiser ([`block`], [`ir`]), the promotion policy ([`policy`]), and the tiers as
+//! siblings: [`interp`] and, when built, `t1`. A tier depends on the contract and the shared
+//! semantics, never on another tier; this module wires them together.
 
 pub mod block;
+pub mod contract;
 pub mod interp;
 pub mod ir;
-pub mod jit;
 pub mod mem;
 pub mod misaligned;
 pub mod platform;
+pub mod policy;
+pub mod semantics;
+#[cfg(tier1)]
+pub mod t1;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -16,77 +26,16 @@ use std::time::{Duration, Instant};
 use crate::cpu::tlb::CodePages;
 use crate::cpu::{Hart, Trap};
 use block::Block;
-use interp::{jump_slot, BlockExit, JumpEntry, RunCtx, RunState, Slot, JUMP_CACHE_SIZE};
+use contract::jump_slot;
+#[cfg(tier1)]
+use contract::{block_exit, Exit};
+use contract::{BlockExit, JumpEntry, RunCtx, RunState, JUMP_CACHE_SIZE};
 pub use platform::{Platform, Resume, Stop, Target};
+pub use policy::{EngineConfig, Tier, DEFAULT_T1_THRESHOLD};
 
 /// Blocks dropped by stores into their pages that may pile up before everything is flushed
 /// (their memory is held until then).
 const MAX_DEAD_BLOCKS: usize = 8192;
-
-/// An execution tier, or the policy that mixes them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Tier {
-    /// The interpreter over decoded blocks, only.
-    Interp,
-    /// Tier 1 for every block: each block is compiled before it first runs.
-    T1,
-    /// The default policy: the interpreter, and tier 1 for blocks that ran `t1_threshold`
-    /// times.
-    #[default]
-    Auto,
-}
-
-impl Tier {
-    /// Every tier this build has, by CLI name.
-    pub const ALL: &'static [(&'static str, Tier)] = &[
-        ("interp", Tier::Interp),
-        ("t1", Tier::T1),
-        ("auto", Tier::Auto),
-    ];
-
-    /// Parse a `--tier` value.
-    pub fn from_name(name: &str) -> Option<Tier> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, t)| t)
-    }
-}
-
-/// Runs after which `Tier::Auto` compiles a block with tier 1 (measured: see docs/codegen.md).
-pub const DEFAULT_T1_THRESHOLD: u32 = 128;
-
-/// Engine settings chosen by the user.
-#[derive(Clone, Debug)]
-pub struct EngineConfig {
-    /// The tier (or tier policy) blocks run in.
-    pub tier: Tier,
-    /// With `Tier::Auto`: compile a block once it ran this many times.
-    pub t1_threshold: u32,
-    /// Chain compiled blocks with patched direct jumps (`--no-chain` turns it off).
-    pub chain: bool,
-    /// Block optimisation passes (`--no-constopt`, `--no-fuse`).
-    pub ir: ir::IrOptions,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            tier: Tier::default(),
-            t1_threshold: DEFAULT_T1_THRESHOLD,
-            chain: true,
-            ir: ir::IrOptions::default(),
-        }
-    }
-}
-
-impl EngineConfig {
-    /// The run count after which a block is compiled, or `None` if tier 1 is off.
-    pub fn t1_threshold(&self) -> Option<u32> {
-        match self.tier {
-            Tier::Interp => None,
-            Tier::T1 => Some(0),
-            Tier::Auto => Some(self.t1_threshold),
-        }
-    }
-}
 
 /// Counters reported by `--stats`.
 #[derive(Clone, Debug, Default)]
@@ -113,7 +62,7 @@ pub struct EngineStats {
     /// Block-to-block transitions inside compiled code through the dispatcher.
     pub t1_dispatched: u64,
     /// Tier-1 compiler counters.
-    pub jit: jit::JitStats,
+    pub jit: T1Stats,
 }
 
 /// Number of [`crate::isa::Fusion`] values (for per-kind statistics).
@@ -135,9 +84,25 @@ pub struct ExitCounts {
     pub trap: u64,
 }
 
+/// Tier-1 compiler counters (all zero in a build without tier 1).
+#[cfg(tier1)]
+pub type T1Stats = t1::JitStats;
+/// Tier-1 compiler counters (all zero in a build without tier 1).
+#[cfg(not(tier1))]
+#[derive(Clone, Debug, Default)]
+pub struct T1Stats {
+    pub blocks_compiled: u64,
+    pub code_bytes: u64,
+    pub compile_time: Duration,
+    pub links_patched: u64,
+    pub compile_failures: u64,
+}
+
 /// The engine: owns decoded code and runs a hart on a platform.
 pub struct Engine {
     config: EngineConfig,
+    /// When blocks move up a tier.
+    policy: policy::Policy,
     blocks: Vec<Block>,
     /// Block index by the host address of its first instruction.
     by_host: HashMap<usize, u32>,
@@ -151,17 +116,22 @@ pub struct Engine {
     pub stats: EngineStats,
     /// The platform type the decoded blocks were compiled for.
     built_for: Option<TypeId>,
+    /// Bumped by every flush of all code: code compiled for an older epoch (by a compiler
+    /// that finished late) is never installed.
+    epoch: u64,
+    /// The interpreter's code for every block.
+    interp: interp::Code,
     /// The tier-1 compiler and its code.
-    jit: jit::Jit,
-    /// Runs after which a block is compiled; `None` when tier 1 is off.
-    t1_threshold: Option<u32>,
+    #[cfg(tier1)]
+    t1: t1::Jit,
 }
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Engine {
         Engine {
-            jit: jit::Jit::new(config.chain),
-            t1_threshold: config.t1_threshold(),
+            #[cfg(tier1)]
+            t1: t1::Jit::new(config.chain),
+            policy: policy::Policy::new(&config),
             config,
             blocks: Vec::new(),
             by_host: HashMap::new(),
@@ -170,6 +140,8 @@ impl Engine {
             jump_cache: Box::new([JumpEntry::EMPTY; JUMP_CACHE_SIZE]),
             stats: EngineStats::default(),
             built_for: None,
+            epoch: 0,
+            interp: interp::Code::default(),
         }
     }
 
@@ -178,15 +150,24 @@ impl Engine {
         &self.config
     }
 
-    /// Drop every decoded block (code may have changed).
+    /// The current code epoch (see [`Engine::flush_code`]).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Drop every decoded block and all compiled code (code may have changed), and start a
+    /// new code epoch.
     pub fn flush_code(&mut self, hart: &mut Hart) {
         hart.code_pages.clear();
+        self.jump_cache.fill(JumpEntry::EMPTY);
         self.blocks.clear();
         self.by_host.clear();
         self.by_page.clear();
         self.dead_blocks = 0;
-        self.jump_cache.fill(JumpEntry::EMPTY);
-        self.jit.reset();
+        self.interp.reset();
+        #[cfg(tier1)]
+        self.t1.reset();
+        self.epoch += 1;
         self.stats.code_flushes += 1;
     }
 
@@ -205,9 +186,8 @@ impl Engine {
                     self.by_host.remove(&host);
                     dropped.push(host);
                     // Chained jumps into its compiled code go back to the dispatcher.
-                    if let Some(compiled) = &self.blocks[idx as usize].jit {
-                        self.jit.unlink_block(host, compiled);
-                    }
+                    #[cfg(tier1)]
+                    self.t1.invalidate(idx, host);
                 }
             }
         }
@@ -226,79 +206,67 @@ impl Engine {
         }
     }
 
-    /// Find or build the block at `hart.pc`; returns its first slot and the entry of its
-    /// compiled code for this pc (0 if it has none). With tier 1 on, counts the run and
-    /// compiles the block when it reaches the threshold (`may_compile`).
+    /// Decode the block at `pc` (host address `host`) and add it, with its interpreter code.
+    fn add_block<P: Platform>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        pc: u32,
+        host: usize,
+    ) -> Result<u32, Trap> {
+        let b = block::build(hart, plat, pc, host, self.config.ir)?;
+        for insn in b.insns.iter() {
+            self.stats.fused_units[insn.fusion as usize % FUSION_KINDS] += 1;
+        }
+        let idx = self.blocks.len() as u32;
+        // Its pages now hold code: stores to them must take the slow path.
+        for h in std::iter::once(host).chain(b.straddle) {
+            if hart.code_pages.insert(h) {
+                hart.tlb.flush_writes_to(CodePages::page_of(h));
+            }
+            self.by_page
+                .entry(CodePages::page_of(h))
+                .or_default()
+                .push(idx);
+        }
+        self.interp.add::<P>(idx, &b.insns);
+        self.blocks.push(b);
+        self.by_host.insert(host, idx);
+        self.stats.blocks_built += 1;
+        Ok(idx)
+    }
+
+    /// Find or build the block at `hart.pc`; returns its interpreter entry and the entry of
+    /// its compiled code for this pc (0 if it has none). With a compiling tier on, counts the
+    /// run and compiles the block when the policy says so (`may_compile`).
     #[inline(always)]
     fn block_at<P: Platform + 'static>(
         &mut self,
         hart: &mut Hart,
         plat: &mut P,
         may_compile: bool,
-    ) -> Result<(*const Slot, usize), crate::cpu::Trap> {
+    ) -> Result<(*const (), usize), Trap> {
         let pc = hart.pc;
         let host = block::fetch_host(hart, plat, pc)?;
         let slot = jump_slot(pc);
         let entry = self.jump_cache[slot];
         let idx = if entry.pc == pc && entry.host == host {
-            if entry.code != 0 || self.t1_threshold.is_none() || !may_compile {
+            if entry.code != 0 || !self.policy.t1_enabled() || !may_compile {
                 return Ok((entry.slots, entry.code));
             }
             entry.block
         } else {
             match self.by_host.get(&host) {
                 Some(&idx) => idx,
-                None => {
-                    let b = block::build(hart, plat, pc, host, self.config.ir)?;
-                    for slot in b.slots.iter() {
-                        self.stats.fused_units[slot.insn.fusion as usize % FUSION_KINDS] += 1;
-                    }
-                    let idx = self.blocks.len() as u32;
-                    // Its pages now hold code: stores to them must take the slow path.
-                    for h in std::iter::once(host).chain(b.straddle) {
-                        if hart.code_pages.insert(h) {
-                            hart.tlb.flush_writes_to(CodePages::page_of(h));
-                        }
-                        self.by_page
-                            .entry(CodePages::page_of(h))
-                            .or_default()
-                            .push(idx);
-                    }
-                    self.blocks.push(b);
-                    self.by_host.insert(host, idx);
-                    self.stats.blocks_built += 1;
-                    idx
-                }
+                None => self.add_block(hart, plat, pc, host)?,
             }
         };
-        let mut code = 0;
-        if let (Some(threshold), true) = (self.t1_threshold, may_compile) {
-            match self.tier_up::<P>(idx, pc, threshold, plat.flat_host_base()) {
-                Ok(c) => code = c,
-                Err(jit::JitError::ArenaFull) => {
-                    // Start over with empty code memory; this block runs interpreted once.
-                    self.flush_code(hart);
-                    return self.block_at(hart, plat, false);
-                }
-                Err(jit::JitError::Map(e)) => {
-                    // No code memory at all (e.g. a host that refuses executable mappings):
-                    // go on with the interpreter alone.
-                    tracing::warn!("tier 1 disabled: cannot map code memory: {e}");
-                    self.t1_threshold = None;
-                }
-                Err(e) => {
-                    tracing::warn!(
-                        pc = format_args!("{pc:#x}"),
-                        "tier 1 cannot compile block: {e}"
-                    );
-                    self.blocks[idx as usize].jit_failed = true;
-                    self.jit.stats.compile_failures += 1;
-                }
-            }
-        }
-        // Slot arrays are boxed: they stay put while `blocks` grows, until `flush_code`, which
-        // empties this cache first.
-        let slots = self.blocks[idx as usize].slots.as_ptr();
+        let code = if may_compile {
+            self.promote::<P>(hart, plat, idx, pc)?
+        } else {
+            0
+        };
+        let slots = self.interp.entry(idx);
         self.jump_cache[slot] = JumpEntry {
             pc,
             block: idx,
@@ -309,43 +277,105 @@ impl Engine {
         Ok((slots, code))
     }
 
-    /// Count a run of block `idx` entered at `pc` and compile it once it ran `threshold` times;
-    /// returns its code's entry for `pc`, or 0.
-    fn tier_up<P: Platform + 'static>(
+    /// Count a run of block `idx` entered at `pc` and compile it when the policy says so;
+    /// returns its compiled code's entry for `pc`, or 0.
+    #[cfg(tier1)]
+    fn promote<P: Platform + 'static>(
         &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
         idx: u32,
         pc: u32,
-        threshold: u32,
-        flat_base: Option<usize>,
-    ) -> Result<usize, jit::JitError> {
+    ) -> Result<usize, Trap> {
+        if !self.policy.t1_enabled() {
+            return Ok(0);
+        }
+        if let t1::Lookup::Settled(code) = self.t1.lookup(idx, pc) {
+            return Ok(code);
+        }
         let b = &mut self.blocks[idx as usize];
-        if let Some(c) = &b.jit {
-            return Ok(if c.pc == pc { c.entry } else { 0 });
-        }
-        if b.jit_failed {
+        b.profile.runs = b.profile.runs.saturating_add(1);
+        if !self.policy.t1_due(b.profile.runs) {
             return Ok(0);
         }
-        b.runs = b.runs.saturating_add(1);
-        if b.runs <= threshold {
-            return Ok(0);
+        let (insns, host) = (&b.insns, b.host);
+        match self
+            .t1
+            .compile_block::<P>(idx, insns, pc, host, plat.flat_host_base(), &self.by_host)
+        {
+            Ok(code) => Ok(code),
+            Err(t1::JitError::ArenaFull) => {
+                // Start over with empty code memory; this block runs interpreted once.
+                self.flush_code(hart);
+                let host = block::fetch_host(hart, plat, pc)?;
+                let idx = self.add_block(hart, plat, pc, host)?;
+                debug_assert_eq!(idx, 0);
+                Ok(0)
+            }
+            Err(t1::JitError::Map(e)) => {
+                // No code memory at all (e.g. a host that refuses executable mappings): go
+                // on with the interpreter alone.
+                tracing::warn!("tier 1 disabled: cannot map code memory: {e}");
+                self.policy.disable_t1();
+                Ok(0)
+            }
+            Err(e) => {
+                tracing::warn!(
+                    pc = format_args!("{pc:#x}"),
+                    "tier 1 cannot compile block: {e}"
+                );
+                self.t1.mark_failed(idx);
+                Ok(0)
+            }
         }
-        let insns: Vec<crate::isa::Insn> = b.slots[..b.slots.len() - 1]
-            .iter()
-            .map(|s| s.insn)
-            .collect();
-        let host = b.host;
-        let (blocks, by_host) = (&self.blocks, &self.by_host);
-        let compiled_at = |h: usize| {
-            let i = *by_host.get(&h)?;
-            let c = blocks[i as usize].jit.as_ref()?;
-            Some((c.pc, c.entry))
-        };
-        let compiled = self
-            .jit
-            .compile::<P>(&insns, pc, host, flat_base, compiled_at)?;
-        let entry = compiled.entry;
-        self.blocks[idx as usize].jit = Some(compiled);
-        Ok(entry)
+    }
+
+    /// Without a compiling tier every block stays interpreted.
+    #[cfg(not(tier1))]
+    #[inline(always)]
+    fn promote<P: Platform + 'static>(
+        &mut self,
+        _hart: &mut Hart,
+        _plat: &mut P,
+        _idx: u32,
+        _pc: u32,
+    ) -> Result<usize, Trap> {
+        Ok(0)
+    }
+
+    /// Run compiled code at `code` (entered at `hart.pc`) until it leaves.
+    ///
+    /// # Safety
+    ///
+    /// `code` is live compiled code for block entry `hart.pc` made for platform type `P`;
+    /// `ctx` is set up by [`Engine::run`] with this engine's jump cache.
+    #[cfg(tier1)]
+    unsafe fn enter_compiled<P: Platform>(
+        &mut self,
+        hart: &mut Hart,
+        ctx: &mut RunCtx<P>,
+        code: usize,
+    ) -> BlockExit {
+        let before = hart.instret;
+        // SAFETY: per this function's contract.
+        let e = unsafe { self.t1.enter(hart, ctx, code) };
+        let transitions = t1::JIT_CHAIN_BUDGET.saturating_sub(ctx.state.budget);
+        ctx.state.chained += transitions as u64;
+        self.stats.t1_chained += transitions as u64;
+        self.stats.t1_entries += 1;
+        self.stats.t1_insns += hart.instret.saturating_sub(before);
+        block_exit(&ctx.state, Exit(e))
+    }
+
+    /// Without a compiling tier no code is ever compiled, so this is never called.
+    #[cfg(not(tier1))]
+    unsafe fn enter_compiled<P: Platform>(
+        &mut self,
+        _hart: &mut Hart,
+        _ctx: &mut RunCtx<P>,
+        _code: usize,
+    ) -> BlockExit {
+        BlockExit::Next
     }
 
     /// Run `hart` on `plat` until the platform stops it or `max_insns` more instructions retire.
@@ -372,7 +402,7 @@ impl Engine {
                 jump_cache: self.jump_cache.as_ptr(),
                 limit,
                 budget: 0,
-                chain_budget: if self.t1_threshold.is_some() {
+                chain_budget: if self.policy.t1_enabled() {
                     0
                 } else {
                     interp::CHAIN_BUDGET
@@ -403,24 +433,18 @@ impl Engine {
             let exit = match self.block_at(hart, plat, true) {
                 Ok((_, code)) if code != 0 => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
-                    let before = hart.instret;
                     // SAFETY: `code` is compiled code of a live block, made for `P` and for
                     // `hart.pc` (blocks and code are dropped when the platform type changes);
                     // the jump cache names only live blocks and code; nothing touches the
                     // blocks or the platform while it runs.
-                    let e = unsafe { self.jit.enter(hart, &mut ctx, code) };
-                    let transitions = jit::JIT_CHAIN_BUDGET.saturating_sub(ctx.state.budget);
-                    ctx.state.chained += transitions as u64;
-                    self.stats.t1_chained += transitions as u64;
-                    self.stats.t1_entries += 1;
-                    self.stats.t1_insns += hart.instret.saturating_sub(before);
-                    interp::block_exit(&ctx.state, interp::Exit(e))
+                    unsafe { self.enter_compiled(hart, &mut ctx, code) }
                 }
                 Ok((first, _)) => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
-                    // SAFETY: `first` is the first slot of a block compiled for `P` (blocks
-                    // are dropped when the platform type changes); the jump cache holds only
-                    // such blocks; nothing touches the blocks or the platform while it runs.
+                    // SAFETY: `first` is the interpreter entry of a live block compiled for
+                    // `P` (blocks are dropped when the platform type changes); the jump cache
+                    // holds only such blocks; nothing touches the blocks or the platform while
+                    // it runs.
                     unsafe { interp::run_block(hart, &mut ctx, first) }
                 }
                 Err(trap) => BlockExit::Trap(trap),
@@ -467,7 +491,10 @@ impl Engine {
         // Transitions through the dispatcher were counted with the chained ones.
         self.stats.t1_chained -= ctx.state.jit_dispatched.min(self.stats.t1_chained);
         self.stats.t1_dispatched += ctx.state.jit_dispatched;
-        self.stats.jit = self.jit.stats.clone();
+        #[cfg(tier1)]
+        {
+            self.stats.jit = self.t1.stats.clone();
+        }
         self.stats.run_time += started.elapsed();
         stop
     }

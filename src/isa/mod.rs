@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod disasm;
+pub mod ops;
 
 pub use decode::decode;
 
@@ -279,33 +280,9 @@ impl Insn {
 
     /// True if this instruction ends a basic block: it may change the pc non-sequentially, trap
     /// by design, or change state that decoding depends on (CSR writes, fences, privileged ops).
+    #[inline(always)]
     pub fn ends_block(&self) -> bool {
-        use Op::*;
-        matches!(
-            self.op,
-            Illegal
-                | Jal
-                | Jalr
-                | Beq
-                | Bne
-                | Blt
-                | Bge
-                | Bltu
-                | Bgeu
-                | FenceI
-                | Ecall
-                | Ebreak
-                | Mret
-                | Sret
-                | Wfi
-                | SfenceVma
-                | Csrrw
-                | Csrrs
-                | Csrrc
-                | Csrrwi
-                | Csrrsi
-                | Csrrci
-        )
+        self.op.info().ends_block
     }
 }
 

@@ -863,7 +863,7 @@ pub fn has_popcnt() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::jit::arena::CodeArena;
+    use crate::exec::t1::arena::CodeArena;
 
     type BinFn = unsafe extern "sysv64" fn(u32, u32) -> u32;
 

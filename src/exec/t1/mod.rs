@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::cpu::Hart;
-use crate::exec::interp::RunCtx;
+use crate::exec::contract::RunCtx;
 use crate::exec::platform::Platform;
 use crate::isa::Insn;
 use arena::{CodeArena, DEFAULT_ARENA_SIZE};
@@ -55,7 +55,7 @@ pub struct Stubs {
     pub entry: usize,
     /// Restore and return to the run loop with the exit code in eax.
     pub exit: usize,
-    /// Return [`crate::exec::interp::Exit::NEXT`] (budget or instruction limit reached).
+    /// Return [`crate::exec::contract::Exit::NEXT`] (budget or instruction limit reached).
     pub exit_next: usize,
     /// Ask the dispatcher for the block at `hart.pc` and jump to it, or leave.
     pub dispatch: usize,
@@ -111,7 +111,31 @@ pub struct Jit {
     chaining: bool,
     /// Profiling output asked for with `RV32VM_JIT_DUMP` (see [`CodeDump`]).
     dump: Option<CodeDump>,
+    /// Code per block, by the engine's block index.
+    code: Vec<BlockCode>,
     pub stats: JitStats,
+}
+
+/// What tier 1 has for one block.
+#[derive(Debug, Default)]
+enum BlockCode {
+    /// Not compiled (yet).
+    #[default]
+    None,
+    /// Compilation failed: the block stays in the interpreter.
+    Failed,
+    /// Compiled.
+    Done(Compiled),
+}
+
+/// What tier 1 has for a block entered at some pc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// Nothing yet: the block may be compiled.
+    Uncompiled,
+    /// Code for this pc (its entry), or 0: compiled for another pc, or failed; either way
+    /// the block runs interpreted here and is not compiled again.
+    Settled(usize),
 }
 
 /// Developer aid for profiling compiled code: with `RV32VM_JIT_DUMP=DIR`, every compiled
@@ -185,7 +209,71 @@ impl Jit {
             links: HashMap::new(),
             chaining,
             dump: CodeDump::from_env(),
+            code: Vec::new(),
             stats: JitStats::default(),
+        }
+    }
+
+    /// What tier 1 has for block `idx` entered at `pc`.
+    #[inline(always)]
+    pub fn lookup(&self, idx: u32, pc: u32) -> Lookup {
+        match self.code.get(idx as usize) {
+            None | Some(BlockCode::None) => Lookup::Uncompiled,
+            Some(BlockCode::Failed) => Lookup::Settled(0),
+            Some(BlockCode::Done(c)) => Lookup::Settled(if c.pc == pc { c.entry } else { 0 }),
+        }
+    }
+
+    /// Remember that block `idx` cannot be compiled.
+    pub fn mark_failed(&mut self, idx: u32) {
+        self.set_code(idx, BlockCode::Failed);
+        self.stats.compile_failures += 1;
+    }
+
+    fn set_code(&mut self, idx: u32, code: BlockCode) {
+        let i = idx as usize;
+        if self.code.len() <= i {
+            self.code.resize_with(i + 1, BlockCode::default);
+        }
+        self.code[i] = code;
+    }
+
+    /// Compile block `idx` (`insns` at guest `pc`, host address `host`) and keep its code;
+    /// returns the code's entry. `by_host` is the engine's block index by host address, so
+    /// direct exits to compiled blocks are chained at once.
+    pub fn compile_block<P: Platform + 'static>(
+        &mut self,
+        idx: u32,
+        insns: &[Insn],
+        pc: u32,
+        host: usize,
+        flat_base: Option<usize>,
+        by_host: &HashMap<usize, u32>,
+    ) -> Result<usize, JitError> {
+        // The code table is read while chaining the new block's exits; `compile` does not
+        // touch it, so lend it out for the call.
+        let code = std::mem::take(&mut self.code);
+        let compiled_at = |h: usize| {
+            let i = *by_host.get(&h)?;
+            match code.get(i as usize)? {
+                BlockCode::Done(c) => Some((c.pc, c.entry)),
+                _ => None,
+            }
+        };
+        let result = self.compile::<P>(insns, pc, host, flat_base, compiled_at);
+        self.code = code;
+        let compiled = result?;
+        let entry = compiled.entry;
+        self.set_code(idx, BlockCode::Done(compiled));
+        Ok(entry)
+    }
+
+    /// Block `idx` at host address `host` was dropped: jumps chained into its code go back to
+    /// the dispatcher, and the code is forgotten (its bytes stay in the arena, unreachable,
+    /// until [`Jit::reset`]).
+    pub fn invalidate(&mut self, idx: u32, host: usize) {
+        if let Some(BlockCode::Done(c)) = self.code.get_mut(idx as usize).map(std::mem::take) {
+            self.unlink_block(host, &c);
         }
     }
 
@@ -218,7 +306,7 @@ impl Jit {
         let exit_next = base + e.len();
         // The transition that led here was counted against the budget but did not happen.
         e.emit_alu32_mem_imm(emit::Alu::Add, templates::state_budget(), 1);
-        e.emit_load_imm(Reg::Rax, crate::exec::interp::Exit::NEXT.0);
+        e.emit_load_imm(Reg::Rax, crate::exec::contract::Exit::NEXT.0);
         e.emit_jmp_abs(exit);
         let dispatch = base + e.len();
         e.emit_mov64(Reg::Rdi, Reg::Rbx);
@@ -249,7 +337,7 @@ impl Jit {
     /// RAM is at host `flat_base + va` if it says so. `compiled_at(host)`
     /// tells where compiled code for the block at a host address is (its pc and entry), so
     /// direct exits to it are chained at once; exits waiting for this block are chained to it.
-    pub fn compile<P: Platform + 'static>(
+    fn compile<P: Platform + 'static>(
         &mut self,
         insns: &[Insn],
         pc: u32,
@@ -326,7 +414,7 @@ impl Jit {
     /// The block at host address `host` (compiled as `compiled`) was dropped: jumps chained
     /// into it go back to the dispatcher, and its own exits are forgotten. Its code stays in
     /// the arena (unreachable) until [`Jit::reset`].
-    pub fn unlink_block(&mut self, host: usize, compiled: &Compiled) {
+    fn unlink_block(&mut self, host: usize, compiled: &Compiled) {
         if let Some(incoming) = self.links.get_mut(&host) {
             for link in incoming.iter_mut().filter(|l| l.linked) {
                 // SAFETY: as in `compile`; the jump goes back to the instruction after it,
@@ -344,6 +432,7 @@ impl Jit {
 
     /// Every block was dropped: forget all code (the stubs stay).
     pub fn reset(&mut self) {
+        self.code.clear();
         self.links.clear();
         if let Some(a) = &mut self.arena {
             a.truncate(self.stub_bytes);
@@ -366,7 +455,7 @@ impl Jit {
         code: usize,
     ) -> u32 {
         let Some((_, stubs, _)) = &self.runtime else {
-            return crate::exec::interp::Exit::NEXT.0;
+            return crate::exec::contract::Exit::NEXT.0;
         };
         type EntryFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, usize) -> u32;
         // SAFETY: `stubs.entry` is the entry stub emitted by `prepare`, with this signature.

@@ -24,7 +24,7 @@ use super::Stubs;
 use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
-use crate::exec::interp::{Exit, RunState};
+use crate::exec::contract::{Exit, RunState};
 use crate::isa::{Fusion, Insn, Op};
 
 /// The hart pointer.
@@ -1180,7 +1180,7 @@ impl<'a> BlockCompiler<'a> {
 
     /// FP loads and stores: with the FP unit on, the same inline TLB path as integer accesses
     /// (single values NaN-boxed on load, mstatus.FS marked dirty); the rest in the helper,
-    /// which runs the interpreter's full path (`interp::exec_fp_mem`).
+    /// which runs the interpreter's full path (`semantics::exec_fp_mem`).
     fn fp_load_store(&mut self, i: &Insn, pc: u32, index: u32) {
         let (w, size, store) = match i.op {
             Op::Flw => (Width::B32, 4, false),
@@ -1374,7 +1374,7 @@ fn writes_int_rd_only(i: &Insn) -> bool {
     use Op::*;
     i.fusion == crate::isa::Fusion::None
         && (matches!(i.op, Lui | Auipc | Lb | Lh | Lw | Lbu | Lhu)
-            || (crate::exec::ir::alu_value(i.op, 0, 0, 0).is_some() && i.op != Lui))
+            || i.op.class() == crate::isa::ops::OpClass::Alu)
 }
 
 /// Each template family is called only from the `match` in [`BlockCompiler::insn`] for its own

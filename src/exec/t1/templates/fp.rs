@@ -19,7 +19,7 @@ use std::mem::offset_of;
 use super::{mstatus, BlockCompiler, OutOfLine, HART};
 use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::Hart;
-use crate::exec::jit::emit::{Alu, Cond, Fma, FpArith, Mem, Prec, Reg, Width};
+use crate::exec::t1::emit::{Alu, Cond, Fma, FpArith, Mem, Prec, Reg, Width};
 use crate::isa::{Insn, Op};
 
 /// MXCSR with every exception masked, round to nearest even, no flush-to-zero or
@@ -280,7 +280,7 @@ impl BlockCompiler<'_> {
     }
 
     /// Store the result in xmm0 to f[rd] (boxing singles), unless it is a NaN: then `slow`.
-    fn fp_result(&mut self, prec: Prec, rd: u8, slow: crate::exec::jit::emit::Label) {
+    fn fp_result(&mut self, prec: Prec, rd: u8, slow: crate::exec::t1::emit::Label) {
         self.e.emit_fp_test_nan(prec, 0);
         self.e.emit_jump_if_unordered(slow);
         self.e.emit_fp_store(prec, freg(rd, false), 0);
@@ -329,7 +329,7 @@ impl BlockCompiler<'_> {
     }
 
     /// The slow path of a native FP operation: the helper runs it completely.
-    pub(super) fn emit_fp_slow_path(&mut self, insn: &Insn, trap: crate::exec::jit::emit::Label) {
+    pub(super) fn emit_fp_slow_path(&mut self, insn: &Insn, trap: crate::exec::t1::emit::Label) {
         self.emit_mxcsr_fold();
         self.helper_args();
         self.insn_arg(insn);

@@ -1,16 +1,17 @@
 //! Functions compiled code calls (`extern "sysv64"`, monomorphised per platform type): slow
 //! paths of loads and stores, instructions whose semantics live in shared Rust code (A, F/D,
 //! system), a few rare bit-manipulation operations, and the dispatcher that finds the next
-//! compiled block. Every one of them reuses the interpreter's semantics.
+//! compiled block. Every one of them reuses the shared semantics (`exec::semantics`, `exec::mem`).
 //!
 //! Status convention: 0 = go on, [`STATUS_TRAP`] = the instruction trapped (the trap is in
 //! `RunState::trap`), [`STATUS_CODE_WRITTEN`] = a store hit a page holding code (leave the
 //! block after this instruction).
 
 use crate::cpu::{fpu, Access, Hart};
-use crate::exec::interp::{self, jump_slot, Exit, RunCtx};
+use crate::exec::contract::{between_blocks, jump_slot, Exit, RunCtx};
 use crate::exec::mem::{load, store, MemValue};
 use crate::exec::platform::Platform;
+use crate::exec::semantics;
 use crate::isa::Insn;
 
 /// Helper status: the instruction trapped.
@@ -153,7 +154,7 @@ unsafe extern "sysv64" fn atomic_helper<P: Platform>(
     let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
     // SAFETY: as in `load_helper`.
     let plat = unsafe { &mut *ctx.plat };
-    match interp::exec_atomic(hart, plat, &insn) {
+    match semantics::exec_atomic(hart, plat, &insn) {
         Ok(v) => {
             hart.set_reg(insn.rd, v);
             after_store(hart)
@@ -176,7 +177,7 @@ unsafe extern "sysv64" fn fp_mem_helper<P: Platform>(
     let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
     // SAFETY: as in `load_helper`.
     let plat = unsafe { &mut *ctx.plat };
-    match interp::exec_fp_mem(hart, plat, &insn) {
+    match semantics::exec_fp_mem(hart, plat, &insn) {
         Ok(()) => after_store(hart),
         Err(t) => trapped(ctx, t),
     }
@@ -215,9 +216,15 @@ unsafe extern "sysv64" fn system_helper<P: Platform>(
     index: u32,
 ) -> u32 {
     // SAFETY: as in `load_helper`.
-    let hart = unsafe { &mut *hart };
-    // SAFETY: `ctx` points to a live `RunCtx<P>`, as `exec_system` requires.
-    unsafe { interp::exec_system(hart, ctx as *mut (), &insn, pc, index) }.0
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    match semantics::exec_system(hart, &insn, pc, index) {
+        Ok(exit) => exit.0,
+        // `exec_system` left pc and instret at the instruction; the trap is the block's exit.
+        Err(t) => {
+            ctx.state.trap = t;
+            Exit::TRAP.0
+        }
+    }
 }
 
 /// Find compiled code for `hart.pc` after a block left through an indirect jump or an
@@ -234,7 +241,7 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
 ) -> usize {
     // SAFETY: as in `load_helper`.
     let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
-    if !interp::between_blocks(hart, ctx) {
+    if !between_blocks(hart, ctx) {
         ctx.state.budget += 1; // no block was entered
         return Exit::STOP.0 as usize;
     }
@@ -256,17 +263,17 @@ extern "sysv64" fn cpop(a: u32, _b: u32) -> u32 {
 }
 
 extern "sysv64" fn orc_b(a: u32, _b: u32) -> u32 {
-    interp::orc_b(a)
+    semantics::orc_b(a)
 }
 
 extern "sysv64" fn clmul(a: u32, b: u32) -> u32 {
-    interp::clmul64(a, b) as u32
+    semantics::clmul64(a, b) as u32
 }
 
 extern "sysv64" fn clmulh(a: u32, b: u32) -> u32 {
-    (interp::clmul64(a, b) >> 32) as u32
+    (semantics::clmul64(a, b) >> 32) as u32
 }
 
 extern "sysv64" fn clmulr(a: u32, b: u32) -> u32 {
-    (interp::clmul64(a, b) >> 31) as u32
+    (semantics::clmul64(a, b) >> 31) as u32
 }

@@ -1,0 +1,98 @@
+//! The promotion policy, in one place: which tiers run, and when a block moves up. Blocks count
+//! their runs in their profile ([`super::block::Profile`]); this module decides what a count
+//! means.
+
+/// An execution tier, or the policy that mixes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Tier {
+    /// The interpreter over decoded blocks, only.
+    Interp,
+    /// Tier 1 for every block: each block is compiled before it first runs.
+    T1,
+    /// The default policy: the interpreter, and tier 1 for blocks that ran `t1_threshold`
+    /// times.
+    #[default]
+    Auto,
+}
+
+impl Tier {
+    /// Every tier this build has, by CLI name.
+    pub const ALL: &'static [(&'static str, Tier)] = &[
+        ("interp", Tier::Interp),
+        #[cfg(tier1)]
+        ("t1", Tier::T1),
+        ("auto", Tier::Auto),
+    ];
+
+    /// Parse a `--tier` value (only tiers this build has).
+    pub fn from_name(name: &str) -> Option<Tier> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, t)| t)
+    }
+}
+
+/// Runs after which `Tier::Auto` compiles a block with tier 1 (measured: see docs/codegen.md).
+pub const DEFAULT_T1_THRESHOLD: u32 = 128;
+
+/// Engine settings chosen by the user.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// The tier (or tier policy) blocks run in.
+    pub tier: Tier,
+    /// With `Tier::Auto`: compile a block once it ran this many times.
+    pub t1_threshold: u32,
+    /// Chain compiled blocks with patched direct jumps (`--no-chain` turns it off).
+    pub chain: bool,
+    /// Block optimisation passes (`--no-constopt`, `--no-fuse`).
+    pub ir: super::ir::IrOptions,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            tier: Tier::default(),
+            t1_threshold: DEFAULT_T1_THRESHOLD,
+            chain: true,
+            ir: super::ir::IrOptions::default(),
+        }
+    }
+}
+
+/// When blocks move up a tier.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    /// Runs after which a block is compiled by tier 1; `None` when tier 1 is off (not asked
+    /// for, not built in, or disabled because code memory cannot be mapped).
+    t1_after: Option<u32>,
+}
+
+impl Policy {
+    /// The policy for `config` in this build.
+    pub fn new(config: &EngineConfig) -> Policy {
+        let t1_after = match config.tier {
+            Tier::Interp => None,
+            Tier::T1 => Some(0),
+            Tier::Auto => Some(config.t1_threshold),
+        };
+        Policy {
+            t1_after: t1_after.filter(|_| cfg!(tier1)),
+        }
+    }
+
+    /// Whether tier 1 may compile blocks at all.
+    #[inline(always)]
+    pub fn t1_enabled(&self) -> bool {
+        self.t1_after.is_some()
+    }
+
+    /// Whether a block that has now run `runs` times (this run included) should be compiled
+    /// by tier 1.
+    #[inline(always)]
+    pub fn t1_due(&self, runs: u32) -> bool {
+        self.t1_after.is_some_and(|after| runs > after)
+    }
+
+    /// Tier 1 cannot work on this host (no executable memory): interpret from now on.
+    pub fn disable_t1(&mut self) {
+        self.t1_after = None;
+    }
+}
