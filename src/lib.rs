@@ -120,5 +120,36 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         let _ = writeln!(out, "    dispatched          {}", s.t1_dispatched);
         let _ = writeln!(out, "    links patched       {}", j.links_patched);
     }
+    let t2 = &s.t2;
+    if t2.regions_compiled > 0 || t2.compile_failures > 0 || s.t2_entries > 0 {
+        let share = if hart.instret > 0 {
+            100.0 * s.t2_insns as f64 / hart.instret as f64
+        } else {
+            0.0
+        };
+        let _ = writeln!(out, "  tier 2:");
+        let _ = writeln!(
+            out,
+            "    regions compiled    {} ({} blocks, {} instructions)",
+            t2.regions_compiled, t2.region_blocks, t2.region_insns
+        );
+        let _ = writeln!(
+            out,
+            "    compile time        {:.3} s on the compile thread (median {:.2} ms per region)",
+            t2.compile_time.as_secs_f64(),
+            t2.median_compile_time().as_secs_f64() * 1e3
+        );
+        let _ = writeln!(
+            out,
+            "    compile failures    {}, dropped stale {}",
+            t2.compile_failures, t2.dropped_stale
+        );
+        let _ = writeln!(
+            out,
+            "    instructions        {} ({share:.1}% of retired)",
+            s.t2_insns
+        );
+        let _ = writeln!(out, "    entries from loop   {}", s.t2_entries);
+    }
     out
 }

@@ -194,12 +194,18 @@ struct RunArgs {
 #[derive(Args)]
 struct EngineArgs {
     /// Execution tier: `auto` (interpreter, then tier 1 for blocks that ran --t1-threshold
-    /// times), `interp` (interpreter only) or `t1` (compile every block before it first runs).
+    /// times, then tier 2 regions compiled in the background for blocks that stay hot),
+    /// `interp` (interpreter only), `t1` (compile every block with tier 1 before it first
+    /// runs) or `t2` (compile a tier-2 region at every block before it first runs).
     #[arg(long, default_value = "auto", value_parser = parse_tier)]
     tier: Tier,
     /// With --tier auto: compile a block after it ran this many times.
     #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T1_THRESHOLD)]
     t1_threshold: u32,
+    /// With --tier auto: ask tier 2 for a region at a block after this many more entries
+    /// from the run loop.
+    #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T2_THRESHOLD)]
+    t2_threshold: u32,
     /// Do not chain compiled blocks with patched jumps.
     #[arg(long)]
     no_chain: bool,
@@ -216,6 +222,7 @@ impl EngineArgs {
         EngineConfig {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
+            t2_threshold: self.t2_threshold,
             chain: !self.no_chain,
             ir: rv32vm::exec::ir::IrOptions {
                 constopt: !self.no_constopt,

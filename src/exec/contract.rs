@@ -39,6 +39,10 @@ pub struct JumpEntry {
     pub slots: *const (),
     /// Entry of the block's compiled code for this `pc` (tier 1's entry convention), or 0.
     pub code: usize,
+    /// Entry of a tier-2 region starting at this `pc` (a C function of the hart and the run
+    /// context), or 0. Compiled code never jumps to it: a block with a region has no `code`,
+    /// so dispatch returns to the run loop, which enters the region.
+    pub region: usize,
 }
 
 impl JumpEntry {
@@ -49,6 +53,7 @@ impl JumpEntry {
         host: 0,
         slots: std::ptr::null(),
         code: 0,
+        region: 0,
     };
 }
 

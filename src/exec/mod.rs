@@ -7,6 +7,8 @@
 //! siblings: [`interp`] and, when built, `t1`. A tier depends on the contract and the shared
 //! semantics, never on another tier; this module wires them together.
 
+#[cfg(any(tier1, tier2))]
+pub mod abi;
 pub mod block;
 pub mod contract;
 pub mod interp;
@@ -18,6 +20,8 @@ pub mod policy;
 pub mod semantics;
 #[cfg(tier1)]
 pub mod t1;
+#[cfg(tier2)]
+pub mod t2;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -27,11 +31,11 @@ use crate::cpu::tlb::CodePages;
 use crate::cpu::{Hart, Trap};
 use block::Block;
 use contract::jump_slot;
-#[cfg(tier1)]
+#[cfg(any(tier1, tier2))]
 use contract::{block_exit, Exit};
 use contract::{BlockExit, JumpEntry, RunCtx, RunState, JUMP_CACHE_SIZE};
 pub use platform::{Platform, Resume, Stop, Target};
-pub use policy::{EngineConfig, Tier, DEFAULT_T1_THRESHOLD};
+pub use policy::{EngineConfig, Tier, DEFAULT_T1_THRESHOLD, DEFAULT_T2_THRESHOLD};
 
 /// Blocks dropped by stores into their pages that may pile up before everything is flushed
 /// (their memory is held until then).
@@ -63,6 +67,12 @@ pub struct EngineStats {
     pub t1_dispatched: u64,
     /// Tier-1 compiler counters.
     pub jit: T1Stats,
+    /// Instructions retired in tier-2 regions.
+    pub t2_insns: u64,
+    /// Entries into tier-2 regions from the run loop.
+    pub t2_entries: u64,
+    /// Tier-2 compiler counters.
+    pub t2: T2Stats,
 }
 
 /// Number of [`crate::isa::Fusion`] values (for per-kind statistics).
@@ -98,6 +108,38 @@ pub struct T1Stats {
     pub compile_failures: u64,
 }
 
+/// Tier-2 compiler counters (all zero in a build without tier 2).
+#[cfg(tier2)]
+pub type T2Stats = t2::T2Stats;
+/// Tier-2 compiler counters (all zero in a build without tier 2).
+#[cfg(not(tier2))]
+#[derive(Clone, Debug, Default)]
+pub struct T2Stats {
+    pub regions_compiled: u64,
+    pub compile_failures: u64,
+    pub dropped_stale: u64,
+    pub compile_time: Duration,
+    pub region_insns: u64,
+    pub region_blocks: u64,
+}
+
+#[cfg(not(tier2))]
+impl T2Stats {
+    /// The median per-region compile time (none without tier 2).
+    pub fn median_compile_time(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+/// What the run loop found for a block entry: the interpreter's entry, and compiled code of
+/// tier 1 and tier 2 for this pc (0 when there is none).
+#[derive(Clone, Copy)]
+struct Found {
+    slots: *const (),
+    code: usize,
+    region: usize,
+}
+
 /// The engine: owns decoded code and runs a hart on a platform.
 pub struct Engine {
     config: EngineConfig,
@@ -124,6 +166,9 @@ pub struct Engine {
     /// The tier-1 compiler and its code.
     #[cfg(tier1)]
     t1: t1::Jit,
+    /// The tier-2 compiler and its regions.
+    #[cfg(tier2)]
+    t2: t2::Tier2,
 }
 
 impl Engine {
@@ -131,6 +176,8 @@ impl Engine {
         Engine {
             #[cfg(tier1)]
             t1: t1::Jit::new(config.chain),
+            #[cfg(tier2)]
+            t2: t2::Tier2::new(),
             policy: policy::Policy::new(&config),
             config,
             blocks: Vec::new(),
@@ -167,6 +214,8 @@ impl Engine {
         self.interp.reset();
         #[cfg(tier1)]
         self.t1.reset();
+        #[cfg(tier2)]
+        self.t2.reset();
         self.epoch += 1;
         self.stats.code_flushes += 1;
     }
@@ -188,6 +237,8 @@ impl Engine {
                     // Chained jumps into its compiled code go back to the dispatcher.
                     #[cfg(tier1)]
                     self.t1.invalidate(idx, host);
+                    #[cfg(tier2)]
+                    self.t2.invalidate(idx);
                 }
             }
         }
@@ -236,23 +287,31 @@ impl Engine {
         Ok(idx)
     }
 
-    /// Find or build the block at `hart.pc`; returns its interpreter entry and the entry of
-    /// its compiled code for this pc (0 if it has none). With a compiling tier on, counts the
-    /// run and compiles the block when the policy says so (`may_compile`).
+    /// Find or build the block at `hart.pc`; returns its interpreter entry and its compiled
+    /// code for this pc. With a compiling tier on, counts the run and promotes the block when
+    /// the policy says so (`may_compile`).
     #[inline(always)]
     fn block_at<P: Platform + 'static>(
         &mut self,
         hart: &mut Hart,
         plat: &mut P,
         may_compile: bool,
-    ) -> Result<(*const (), usize), Trap> {
+    ) -> Result<Found, Trap> {
         let pc = hart.pc;
         let host = block::fetch_host(hart, plat, pc)?;
         let slot = jump_slot(pc);
         let entry = self.jump_cache[slot];
         let idx = if entry.pc == pc && entry.host == host {
-            if entry.code != 0 || !self.policy.t1_enabled() || !may_compile {
-                return Ok((entry.slots, entry.code));
+            let settled = entry.region != 0
+                || !may_compile
+                || !self.policy.compiling()
+                || (entry.code != 0 && !self.policy.t2_enabled());
+            if settled {
+                return Ok(Found {
+                    slots: entry.slots,
+                    code: entry.code,
+                    region: entry.region,
+                });
             }
             entry.block
         } else {
@@ -261,11 +320,14 @@ impl Engine {
                 None => self.add_block(hart, plat, pc, host)?,
             }
         };
-        let code = if may_compile {
+        let (code, region) = if may_compile {
             self.promote::<P>(hart, plat, idx, pc)?
         } else {
-            0
+            (0, 0)
         };
+        // Promotion may have flushed everything (tier 1's code memory was full) and rebuilt
+        // this block under another index.
+        let idx = *self.by_host.get(&host).unwrap_or(&idx);
         let slots = self.interp.entry(idx);
         self.jump_cache[slot] = JumpEntry {
             pc,
@@ -273,19 +335,54 @@ impl Engine {
             host,
             slots,
             code,
+            region,
         };
-        Ok((slots, code))
+        Ok(Found {
+            slots,
+            code,
+            region,
+        })
     }
 
-    /// Count a run of block `idx` entered at `pc` and compile it when the policy says so;
-    /// returns its compiled code's entry for `pc`, or 0.
-    #[cfg(tier1)]
+    /// Count a run of block `idx` entered at `pc` and promote it when the policy says so;
+    /// returns its tier-1 code and tier-2 region for `pc` (0 for none).
     fn promote<P: Platform + 'static>(
         &mut self,
         hart: &mut Hart,
         plat: &mut P,
         idx: u32,
         pc: u32,
+    ) -> Result<(usize, usize), Trap> {
+        if !self.policy.compiling() {
+            return Ok((0, 0));
+        }
+        let b = &mut self.blocks[idx as usize];
+        b.profile.runs = b.profile.runs.saturating_add(1);
+        let runs = b.profile.runs;
+        #[cfg(tier2)]
+        {
+            let mut region = self.t2.region_for(idx, pc);
+            if region == 0 && self.policy.t2_due(runs) && self.t2.wants(idx) {
+                region = self.request_region(hart, plat, idx, pc);
+            }
+            if region != 0 {
+                return Ok((0, region));
+            }
+        }
+        let code = self.promote_t1(hart, plat, idx, pc, runs)?;
+        Ok((code, 0))
+    }
+
+    /// Tier 1's part of [`Engine::promote`]: its code for block `idx` at `pc`, compiled now if
+    /// the block has run `runs` times and the policy says so.
+    #[cfg(tier1)]
+    fn promote_t1<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        idx: u32,
+        pc: u32,
+        runs: u32,
     ) -> Result<usize, Trap> {
         if !self.policy.t1_enabled() {
             return Ok(0);
@@ -293,11 +390,10 @@ impl Engine {
         if let t1::Lookup::Settled(code) = self.t1.lookup(idx, pc) {
             return Ok(code);
         }
-        let b = &mut self.blocks[idx as usize];
-        b.profile.runs = b.profile.runs.saturating_add(1);
-        if !self.policy.t1_due(b.profile.runs) {
+        if !self.policy.t1_due(runs) {
             return Ok(0);
         }
+        let b = &self.blocks[idx as usize];
         let (insns, host) = (&b.insns, b.host);
         match self
             .t1
@@ -308,8 +404,7 @@ impl Engine {
                 // Start over with empty code memory; this block runs interpreted once.
                 self.flush_code(hart);
                 let host = block::fetch_host(hart, plat, pc)?;
-                let idx = self.add_block(hart, plat, pc, host)?;
-                debug_assert_eq!(idx, 0);
+                self.add_block(hart, plat, pc, host)?;
                 Ok(0)
             }
             Err(t1::JitError::Map(e)) => {
@@ -330,17 +425,81 @@ impl Engine {
         }
     }
 
-    /// Without a compiling tier every block stays interpreted.
+    /// Without tier 1 no block is compiled by it.
     #[cfg(not(tier1))]
     #[inline(always)]
-    fn promote<P: Platform + 'static>(
+    fn promote_t1<P: Platform + 'static>(
         &mut self,
         _hart: &mut Hart,
         _plat: &mut P,
         _idx: u32,
         _pc: u32,
+        _runs: u32,
     ) -> Result<usize, Trap> {
         Ok(0)
+    }
+
+    /// Plan a region entered at block `idx` (at `pc`) and ask tier 2 for it; returns the
+    /// region's entry when it is ready now (`--tier t2` waits for it), else 0.
+    #[cfg(tier2)]
+    fn request_region<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        idx: u32,
+        pc: u32,
+    ) -> usize {
+        let host = self.blocks[idx as usize].host;
+        let entry = t2::region::RegionBlock {
+            pc,
+            insns: self.blocks[idx as usize].insns.to_vec(),
+        };
+        // Blocks of the entry page are reached through the translation validated at the
+        // region's entry: a pc in it is at the same offset from the entry's host address.
+        let plan = t2::region::RegionPlan::trace(entry, |target| {
+            let target_host = host.wrapping_add(target.wrapping_sub(pc) as i32 as isize as usize);
+            let i = match self.by_host.get(&target_host) {
+                Some(&i) => i,
+                None => self.add_block(hart, plat, target, target_host).ok()?,
+            };
+            let b = &self.blocks[i as usize];
+            if b.straddle.is_some() {
+                return None;
+            }
+            Some(t2::region::RegionBlock {
+                pc: target,
+                insns: b.insns.to_vec(),
+            })
+        });
+        let env = t2::codegen::CodegenEnv {
+            helpers: abi::Helpers::for_platform::<P>(),
+            flat_base: plat.flat_host_base(),
+        };
+        let wait = self.policy.t2_waits();
+        match self.t2.request(idx, host, self.epoch, plan, env, wait) {
+            Some(f) => self.install_region(f),
+            None => 0,
+        }
+    }
+
+    /// Install a finished region if it is still current; returns its entry (0 if stale).
+    #[cfg(tier2)]
+    fn install_region(&mut self, f: t2::Finished) -> usize {
+        if f.epoch != self.epoch || self.by_host.get(&f.host) != Some(&f.block) {
+            self.t2.drop_stale();
+            return 0;
+        }
+        self.t2.install(&f);
+        // Tier 1's code for the block would bypass the region: chains into it go back to
+        // the dispatcher, which leaves for the run loop, which enters the region.
+        #[cfg(tier1)]
+        self.t1.supersede(f.block, f.host);
+        for e in self.jump_cache.iter_mut() {
+            if e.block == f.block && e.host == f.host {
+                *e = JumpEntry::EMPTY;
+            }
+        }
+        f.entry
     }
 
     /// Run compiled code at `code` (entered at `hart.pc`) until it leaves.
@@ -367,7 +526,7 @@ impl Engine {
         block_exit(&ctx.state, Exit(e))
     }
 
-    /// Without a compiling tier no code is ever compiled, so this is never called.
+    /// Without tier 1 no code is ever compiled, so this is never called.
     #[cfg(not(tier1))]
     unsafe fn enter_compiled<P: Platform>(
         &mut self,
@@ -376,6 +535,49 @@ impl Engine {
         _code: usize,
     ) -> BlockExit {
         BlockExit::Next
+    }
+
+    /// Run the tier-2 region at `region` (entered at `hart.pc`) until it leaves.
+    ///
+    /// # Safety
+    ///
+    /// `region` is an installed region of the current epoch for `hart.pc`, made for platform
+    /// type `P`; `ctx` is set up by [`Engine::run`].
+    #[cfg(tier2)]
+    unsafe fn enter_region<P: Platform>(
+        &mut self,
+        hart: &mut Hart,
+        ctx: &mut RunCtx<P>,
+        region: usize,
+    ) -> BlockExit {
+        let before = hart.instret;
+        // SAFETY: per this function's contract.
+        let e = unsafe { t2::Tier2::enter(hart, ctx, region) };
+        self.stats.t2_entries += 1;
+        self.stats.t2_insns += hart.instret.saturating_sub(before);
+        block_exit(&ctx.state, Exit(e))
+    }
+
+    /// Without tier 2 there are no regions, so this is never called.
+    #[cfg(not(tier2))]
+    unsafe fn enter_region<P: Platform>(
+        &mut self,
+        _hart: &mut Hart,
+        _ctx: &mut RunCtx<P>,
+        _region: usize,
+    ) -> BlockExit {
+        BlockExit::Next
+    }
+
+    /// Install the regions the compile thread finished.
+    #[inline(always)]
+    fn install_finished(&mut self) {
+        #[cfg(tier2)]
+        if self.t2.busy() {
+            for f in self.t2.poll() {
+                self.install_region(f);
+            }
+        }
     }
 
     /// Run `hart` on `plat` until the platform stops it or `max_insns` more instructions retire.
@@ -402,7 +604,7 @@ impl Engine {
                 jump_cache: self.jump_cache.as_ptr(),
                 limit,
                 budget: 0,
-                chain_budget: if self.policy.t1_enabled() {
+                chain_budget: if self.policy.compiling() {
                     0
                 } else {
                     interp::CHAIN_BUDGET
@@ -428,10 +630,17 @@ impl Engine {
                 }
             }
             ctx.state.checked = false;
+            self.install_finished();
             // SAFETY: as above.
             let plat = unsafe { &mut *ctx.plat };
             let exit = match self.block_at(hart, plat, true) {
-                Ok((_, code)) if code != 0 => {
+                Ok(found) if found.region != 0 => {
+                    ctx.state.jump_cache = self.jump_cache.as_ptr();
+                    // SAFETY: the region is installed for `hart.pc` in the current epoch and
+                    // made for `P` (all code is dropped when the platform type changes).
+                    unsafe { self.enter_region(hart, &mut ctx, found.region) }
+                }
+                Ok(Found { code, .. }) if code != 0 => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
                     // SAFETY: `code` is compiled code of a live block, made for `P` and for
                     // `hart.pc` (blocks and code are dropped when the platform type changes);
@@ -439,7 +648,7 @@ impl Engine {
                     // blocks or the platform while it runs.
                     unsafe { self.enter_compiled(hart, &mut ctx, code) }
                 }
-                Ok((first, _)) => {
+                Ok(Found { slots: first, .. }) => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
                     // SAFETY: `first` is the interpreter entry of a live block compiled for
                     // `P` (blocks are dropped when the platform type changes); the jump cache
@@ -494,6 +703,10 @@ impl Engine {
         #[cfg(tier1)]
         {
             self.stats.jit = self.t1.stats.clone();
+        }
+        #[cfg(tier2)]
+        {
+            self.stats.t2 = self.t2.stats.clone();
         }
         self.stats.run_time += started.elapsed();
         stop

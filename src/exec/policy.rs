@@ -9,8 +9,11 @@ pub enum Tier {
     Interp,
     /// Tier 1 for every block: each block is compiled before it first runs.
     T1,
-    /// The default policy: the interpreter, and tier 1 for blocks that ran `t1_threshold`
-    /// times.
+    /// Tier 2 for every block: a region entered at each block is compiled (synchronously)
+    /// before the block first runs.
+    T2,
+    /// The default policy: the interpreter, tier 1 for blocks that ran `t1_threshold` times,
+    /// and tier 2 (compiled in the background) for blocks that stay hot.
     #[default]
     Auto,
 }
@@ -21,6 +24,8 @@ impl Tier {
         ("interp", Tier::Interp),
         #[cfg(tier1)]
         ("t1", Tier::T1),
+        #[cfg(tier2)]
+        ("t2", Tier::T2),
         ("auto", Tier::Auto),
     ];
 
@@ -33,6 +38,11 @@ impl Tier {
 /// Runs after which `Tier::Auto` compiles a block with tier 1 (measured: see docs/codegen.md).
 pub const DEFAULT_T1_THRESHOLD: u32 = 128;
 
+/// Further run-loop entries after which `Tier::Auto` asks tier 2 for a region at a block.
+/// Once a block is compiled by tier 1 most of its runs are chained and never reach the run
+/// loop, so these entries are samples: a block that keeps coming back is hot.
+pub const DEFAULT_T2_THRESHOLD: u32 = 256;
+
 /// Engine settings chosen by the user.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -40,6 +50,8 @@ pub struct EngineConfig {
     pub tier: Tier,
     /// With `Tier::Auto`: compile a block once it ran this many times.
     pub t1_threshold: u32,
+    /// With `Tier::Auto`: ask for a region at a block after this many more run-loop entries.
+    pub t2_threshold: u32,
     /// Chain compiled blocks with patched direct jumps (`--no-chain` turns it off).
     pub chain: bool,
     /// Block optimisation passes (`--no-constopt`, `--no-fuse`).
@@ -51,6 +63,7 @@ impl Default for EngineConfig {
         EngineConfig {
             tier: Tier::default(),
             t1_threshold: DEFAULT_T1_THRESHOLD,
+            t2_threshold: DEFAULT_T2_THRESHOLD,
             chain: true,
             ir: super::ir::IrOptions::default(),
         }
@@ -63,18 +76,28 @@ pub struct Policy {
     /// Runs after which a block is compiled by tier 1; `None` when tier 1 is off (not asked
     /// for, not built in, or disabled because code memory cannot be mapped).
     t1_after: Option<u32>,
+    /// Runs after which a region is asked for at a block; `None` when tier 2 is off.
+    t2_after: Option<u32>,
+    /// Tier 2 compiles before the block runs (`--tier t2`) instead of in the background.
+    t2_wait: bool,
 }
 
 impl Policy {
     /// The policy for `config` in this build.
     pub fn new(config: &EngineConfig) -> Policy {
-        let t1_after = match config.tier {
-            Tier::Interp => None,
-            Tier::T1 => Some(0),
-            Tier::Auto => Some(config.t1_threshold),
+        let (t1_after, t2_after) = match config.tier {
+            Tier::Interp => (None, None),
+            Tier::T1 => (Some(0), None),
+            Tier::T2 => (None, Some(0)),
+            Tier::Auto => (
+                Some(config.t1_threshold),
+                Some(config.t1_threshold.saturating_add(config.t2_threshold)),
+            ),
         };
         Policy {
             t1_after: t1_after.filter(|_| cfg!(tier1)),
+            t2_after: t2_after.filter(|_| cfg!(tier2)),
+            t2_wait: config.tier == Tier::T2,
         }
     }
 
@@ -84,11 +107,35 @@ impl Policy {
         self.t1_after.is_some()
     }
 
+    /// Whether tier 2 may compile regions at all.
+    #[inline(always)]
+    pub fn t2_enabled(&self) -> bool {
+        self.t2_after.is_some()
+    }
+
+    /// Whether some compiling tier is on (so every block entry should pass the run loop,
+    /// which counts runs).
+    #[inline(always)]
+    pub fn compiling(&self) -> bool {
+        self.t1_enabled() || self.t2_enabled()
+    }
+
     /// Whether a block that has now run `runs` times (this run included) should be compiled
     /// by tier 1.
     #[inline(always)]
     pub fn t1_due(&self, runs: u32) -> bool {
         self.t1_after.is_some_and(|after| runs > after)
+    }
+
+    /// Whether a block that has now run `runs` times should get a region.
+    #[inline(always)]
+    pub fn t2_due(&self, runs: u32) -> bool {
+        self.t2_after.is_some_and(|after| runs > after)
+    }
+
+    /// Whether the run loop waits for tier 2 (`--tier t2`).
+    pub fn t2_waits(&self) -> bool {
+        self.t2_wait
     }
 
     /// Tier 1 cannot work on this host (no executable memory): interpret from now on.

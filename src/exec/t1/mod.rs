@@ -2,14 +2,13 @@
 //! instruction by instruction, from templates ([`templates`]) written against a small emit
 //! layer ([`emit`], the only code that knows x86 encodings). Loads and stores inline the
 //! software-TLB lookup; everything with shared Rust semantics (A, F/D, CSRs, system
-//! instructions, slow memory paths) is called through `extern "sysv64"` helpers ([`helpers`]).
+//! instructions, slow memory paths) is called through `extern "sysv64"` helpers ([`crate::exec::abi`]).
 //!
 //! How compiled code is entered and left, how traps stay precise, how blocks are chained and
 //! how chains are undone when code is invalidated: docs/codegen.md.
 
 pub mod arena;
 pub mod emit;
-pub mod helpers;
 pub mod templates;
 
 #[cfg(test)]
@@ -20,12 +19,12 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::cpu::Hart;
+use crate::exec::abi::Helpers;
 use crate::exec::contract::RunCtx;
 use crate::exec::platform::Platform;
 use crate::isa::Insn;
 use arena::{CodeArena, DEFAULT_ARENA_SIZE};
 use emit::{Emitter, Reg, PATCHABLE_JMP_LEN};
-use helpers::Helpers;
 use templates::BlockCompiler;
 
 /// Blocks entered per entry into compiled code (chained or through the dispatcher) before it
@@ -124,6 +123,8 @@ enum BlockCode {
     None,
     /// Compilation failed: the block stays in the interpreter.
     Failed,
+    /// A higher tier took the block over: its code was dropped and is not made again.
+    Superseded,
     /// Compiled.
     Done(Compiled),
 }
@@ -219,7 +220,7 @@ impl Jit {
     pub fn lookup(&self, idx: u32, pc: u32) -> Lookup {
         match self.code.get(idx as usize) {
             None | Some(BlockCode::None) => Lookup::Uncompiled,
-            Some(BlockCode::Failed) => Lookup::Settled(0),
+            Some(BlockCode::Failed | BlockCode::Superseded) => Lookup::Settled(0),
             Some(BlockCode::Done(c)) => Lookup::Settled(if c.pc == pc { c.entry } else { 0 }),
         }
     }
@@ -266,6 +267,13 @@ impl Jit {
         let entry = compiled.entry;
         self.set_code(idx, BlockCode::Done(compiled));
         Ok(entry)
+    }
+
+    /// A higher tier runs block `idx` (at host address `host`) from now on: drop its code and
+    /// chains into it (they go back to the dispatcher), and never compile it again.
+    pub fn supersede(&mut self, idx: u32, host: usize) {
+        self.invalidate(idx, host);
+        self.set_code(idx, BlockCode::Superseded);
     }
 
     /// Block `idx` at host address `host` was dropped: jumps chained into its code go back to

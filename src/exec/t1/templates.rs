@@ -19,11 +19,11 @@ mod fp;
 use std::mem::offset_of;
 
 use super::emit::{Alu, BitOp, Cond, Emitter, Label, Mem, Reg, Shift, Unary, Width};
-use super::helpers::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use super::Stubs;
 use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
+use crate::exec::abi::{self as helpers, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use crate::exec::contract::{Exit, RunState};
 use crate::isa::{Fusion, Insn, Op};
 

@@ -1,7 +1,8 @@
-//! Functions compiled code calls (`extern "sysv64"`, monomorphised per platform type): slow
-//! paths of loads and stores, instructions whose semantics live in shared Rust code (A, F/D,
-//! system), a few rare bit-manipulation operations, and the dispatcher that finds the next
-//! compiled block. Every one of them reuses the shared semantics (`exec::semantics`, `exec::mem`).
+//! The compiled-code ABI: the functions every compiling tier's code calls (`extern "sysv64"`,
+//! the C convention of x86-64 hosts, monomorphised per platform type): slow paths of loads and
+//! stores, instructions whose semantics live in shared Rust code (A, F/D, system), a few rare
+//! bit-manipulation operations, and the dispatcher that finds the next compiled block. Tiers
+//! get their addresses from [`Helpers::for_platform`]. Every one of them reuses the shared semantics (`exec::semantics`, `exec::mem`).
 //!
 //! Status convention: 0 = go on, [`STATUS_TRAP`] = the instruction trapped (the trap is in
 //! `RunState::trap`), [`STATUS_CODE_WRITTEN`] = a store hit a page holding code (leave the
@@ -38,6 +39,8 @@ pub struct Helpers {
     pub clmul: usize,
     pub clmulh: usize,
     pub clmulr: usize,
+    /// `extern "sysv64" fn(op, a, b, imm) -> u32`: any ALU operation (`semantics::alu`).
+    pub alu: usize,
 }
 
 impl Helpers {
@@ -50,6 +53,7 @@ impl Helpers {
             unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, Insn, u32, u32) -> u32;
         type DispatchFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>) -> usize;
         type PureFn = extern "sysv64" fn(u32, u32) -> u32;
+        type AluFn = extern "sysv64" fn(u32, u32, u32, i32) -> u32;
         Helpers {
             load_u8: load_helper::<u8, P> as LoadFn<P> as usize,
             load_u16: load_helper::<u16, P> as LoadFn<P> as usize,
@@ -67,6 +71,7 @@ impl Helpers {
             clmul: clmul as PureFn as usize,
             clmulh: clmulh as PureFn as usize,
             clmulr: clmulr as PureFn as usize,
+            alu: alu_helper as AluFn as usize,
         }
     }
 }
@@ -276,4 +281,14 @@ extern "sysv64" fn clmulh(a: u32, b: u32) -> u32 {
 
 extern "sysv64" fn clmulr(a: u32, b: u32) -> u32 {
     (semantics::clmul64(a, b) >> 31) as u32
+}
+
+/// Any ALU-class operation, by its index in [`crate::isa::Op::ALL`] (anything else gives 0; a
+/// tier calls this only for ALU operations).
+extern "sysv64" fn alu_helper(op: u32, a: u32, b: u32, imm: i32) -> u32 {
+    u8::try_from(op)
+        .ok()
+        .and_then(crate::isa::Op::from_index)
+        .and_then(|op| semantics::alu(op, a, b, imm))
+        .unwrap_or(0)
 }

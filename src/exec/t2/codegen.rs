@@ -1,0 +1,1017 @@
+//! The LLVM IR builder: one function per region, `u32 region(Hart *hart, RunCtx *ctx)`, whose
+//! return value is the run loop's exit code ([`Exit`]) with `hart.pc`/`hart.instret` set as the
+//! interpreter would leave them.
+//!
+//! - Guest registers the region touches live in `alloca`s (promoted to SSA values by LLVM's
+//!   mem2reg): loaded at entry, written back before helper calls that read them, at every exit
+//!   and trap; a helper that writes `x[rd]` is followed by a reload of that register.
+//! - `instret` is a local too: it is advanced by each block's instruction count at the block's
+//!   end (precisely what the interpreter counts), stored at exits and before helpers.
+//! - Loads and stores do the software-TLB lookup inline (tag compare that also tests the
+//!   alignment, so a misaligned access takes the unlikely path) and call the shared slow path
+//!   (`exec::abi`) otherwise; a slow path that reached a device (no TLB entry afterwards) makes
+//!   the region leave at the end of the block, where the interpreter would call the platform.
+//! - Every transfer between blocks of the region makes the run loop's checks: the instruction
+//!   limit, and a transfer budget so a loop returns to the run loop (interrupts, timers) in
+//!   bounded time.
+//! - Anything with shared Rust semantics (A, F/D, CSRs and system instructions, rare ALU
+//!   operations) is a call to the same helper tier 1 uses.
+
+use std::collections::HashMap;
+use std::mem::{offset_of, size_of};
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::Module;
+use inkwell::types::{FunctionType, IntType};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
+use inkwell::IntPredicate;
+
+use super::region::{RegionBlock, RegionPlan};
+use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
+use crate::cpu::Hart;
+use crate::exec::abi::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
+use crate::exec::contract::{Exit, RunState};
+use crate::isa::ops::OpClass;
+use crate::isa::{Fusion, Insn, Op};
+
+/// Transfers between a region's blocks before it returns to the run loop (so interrupts and
+/// timers are looked at in bounded time).
+pub const REGION_TRANSFER_BUDGET: u32 = 1024;
+
+/// Everything the generated code needs to know about the host side, fixed per platform type.
+#[derive(Clone, Debug)]
+pub struct CodegenEnv {
+    pub helpers: Helpers,
+    /// `Some(base)` when guest `va` is at host `base + va` for every cacheable RAM page.
+    pub flat_base: Option<usize>,
+}
+
+/// Offsets into [`Hart`] and the run context, from `offset_of!`.
+struct Layout;
+
+impl Layout {
+    const X: u64 = offset_of!(Hart, x) as u64;
+    const PC: u64 = offset_of!(Hart, pc) as u64;
+    const INSTRET: u64 = offset_of!(Hart, instret) as u64;
+    const TLB_READ: u64 = (offset_of!(Hart, tlb) + offset_of!(Tlb, read)) as u64;
+    const TLB_WRITE: u64 = (offset_of!(Hart, tlb) + offset_of!(Tlb, write)) as u64;
+    const ENTRY_SIZE: u64 = size_of::<TlbEntry>() as u64;
+    const ENTRY_TAG: u64 = offset_of!(TlbEntry, tag) as u64;
+    const ENTRY_ADDEND: u64 = offset_of!(TlbEntry, addend) as u64;
+    /// `RunCtx` starts with its `RunState`.
+    const STATE_LIMIT: u64 = offset_of!(RunState, limit) as u64;
+}
+
+/// Building the IR failed (a bug in this file or an LLVM refusal, never guest-controlled).
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    /// The IR builder refused an instruction.
+    #[error("IR builder: {0}")]
+    Builder(#[from] inkwell::builder::BuilderError),
+    /// An intrinsic this generator uses is missing from the LLVM it runs on.
+    #[error("LLVM intrinsic {0} is missing")]
+    Intrinsic(&'static str),
+}
+
+type Result<T> = std::result::Result<T, CodegenError>;
+
+/// Build the function `name` for `plan` in `module`.
+pub fn build_region<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    name: &str,
+    plan: &RegionPlan,
+    env: &CodegenEnv,
+) -> Result<FunctionValue<'ctx>> {
+    let i32t = context.i32_type();
+    let ptrt = context.ptr_type(inkwell::AddressSpace::default());
+    let fn_type = i32t.fn_type(&[ptrt.into(), ptrt.into()], false);
+    let func = module.add_function(name, fn_type, None);
+    let builder = context.create_builder();
+    let entry = context.append_basic_block(func, "entry");
+    builder.position_at_end(entry);
+    let hart = func
+        .get_nth_param(0)
+        .map(|p| p.into_pointer_value())
+        .unwrap_or_else(|| ptrt.const_null());
+    let rctx = func
+        .get_nth_param(1)
+        .map(|p| p.into_pointer_value())
+        .unwrap_or_else(|| ptrt.const_null());
+
+    // Registers the region reads or writes, and those it writes (to write back at exits).
+    let (mut used, mut written) = (0u32, 0u32);
+    for insn in plan.blocks.iter().flat_map(|b| &b.insns) {
+        let info = insn.op.info();
+        used |= 1 << (insn.rs1 & 31) | 1 << (insn.rs2 & 31) | 1 << (insn.rd & 31);
+        if info.int_write {
+            written |= 1 << (insn.rd & 31);
+        }
+    }
+    used &= !1;
+    written &= !1;
+
+    let mut g = Gen {
+        context,
+        module,
+        b: builder,
+        func,
+        hart,
+        rctx,
+        i32t,
+        i64t: context.i64_type(),
+        regs: [None; 32],
+        written,
+        instret: ptrt.const_null(),
+        budget: ptrt.const_null(),
+        leave: ptrt.const_null(),
+        limit: context.i64_type().const_zero(),
+        blocks: HashMap::new(),
+        env,
+    };
+    g.prologue(used)?;
+    for block in &plan.blocks {
+        let bb = context.append_basic_block(func, &format!("b_{:08x}", block.pc));
+        g.blocks.insert(block.pc, bb);
+    }
+    let first = g.blocks[&plan.entry_pc];
+    g.b.build_unconditional_branch(first)?;
+    for block in &plan.blocks {
+        g.b.position_at_end(g.blocks[&block.pc]);
+        g.block(block)?;
+    }
+    Ok(func)
+}
+
+struct Gen<'ctx, 'a> {
+    context: &'ctx Context,
+    module: &'a Module<'ctx>,
+    b: Builder<'ctx>,
+    func: FunctionValue<'ctx>,
+    hart: PointerValue<'ctx>,
+    rctx: PointerValue<'ctx>,
+    i32t: IntType<'ctx>,
+    i64t: IntType<'ctx>,
+    /// `alloca` of each register the region uses.
+    regs: [Option<PointerValue<'ctx>>; 32],
+    /// Registers the region may write (written back at exits).
+    written: u32,
+    /// `alloca i64`: retired instructions up to the current block's start.
+    instret: PointerValue<'ctx>,
+    /// `alloca i32`: transfers between blocks left.
+    budget: PointerValue<'ctx>,
+    /// `alloca i1`: a slow path touched a device; leave at the end of the block.
+    leave: PointerValue<'ctx>,
+    /// The run loop's instruction limit.
+    limit: IntValue<'ctx>,
+    blocks: HashMap<u32, BasicBlock<'ctx>>,
+    env: &'a CodegenEnv,
+}
+
+impl<'ctx> Gen<'ctx, '_> {
+    fn c32(&self, v: u32) -> IntValue<'ctx> {
+        self.i32t.const_int(v as u64, false)
+    }
+
+    fn c64(&self, v: u64) -> IntValue<'ctx> {
+        self.i64t.const_int(v, false)
+    }
+
+    /// A pointer `offset` bytes into the hart.
+    fn hart_field(&self, offset: u64) -> Result<PointerValue<'ctx>> {
+        // SAFETY: the offset comes from `offset_of!` on `Hart`, so the address stays inside
+        // the hart the generated code is given.
+        Ok(unsafe {
+            self.b.build_gep(
+                self.context.i8_type(),
+                self.hart,
+                &[self.c64(offset)],
+                "field",
+            )?
+        })
+    }
+
+    fn prologue(&mut self, used: u32) -> Result<()> {
+        for r in 1..32u8 {
+            if used & (1 << r) != 0 {
+                let slot = self.b.build_alloca(self.i32t, &format!("x{r}"))?;
+                let v =
+                    self.b
+                        .build_load(self.i32t, self.hart_field(Layout::X + 4 * r as u64)?, "")?;
+                self.b.build_store(slot, v)?;
+                self.regs[r as usize] = Some(slot);
+            }
+        }
+        self.instret = self.b.build_alloca(self.i64t, "instret")?;
+        let v = self
+            .b
+            .build_load(self.i64t, self.hart_field(Layout::INSTRET)?, "")?;
+        self.b.build_store(self.instret, v)?;
+        self.budget = self.b.build_alloca(self.i32t, "budget")?;
+        self.b
+            .build_store(self.budget, self.c32(REGION_TRANSFER_BUDGET))?;
+        self.leave = self.b.build_alloca(self.context.bool_type(), "leave")?;
+        self.b
+            .build_store(self.leave, self.context.bool_type().const_zero())?;
+        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
+        let limit_ptr = unsafe {
+            self.b.build_gep(
+                self.context.i8_type(),
+                self.rctx,
+                &[self.c64(Layout::STATE_LIMIT)],
+                "",
+            )?
+        };
+        self.limit = self
+            .b
+            .build_load(self.i64t, limit_ptr, "limit")?
+            .into_int_value();
+        Ok(())
+    }
+
+    fn reg(&self, r: u8) -> Result<IntValue<'ctx>> {
+        match self.regs[r as usize & 31] {
+            Some(slot) if r != 0 => Ok(self.b.build_load(self.i32t, slot, "")?.into_int_value()),
+            _ => Ok(self.c32(0)),
+        }
+    }
+
+    fn set_reg(&self, r: u8, v: IntValue<'ctx>) -> Result<()> {
+        if let Some(slot) = self.regs[r as usize & 31].filter(|_| r != 0) {
+            self.b.build_store(slot, v)?;
+        }
+        Ok(())
+    }
+
+    /// Store the registers the region writes, and `instret` as `base + extra`, to the hart.
+    fn write_back(&self, extra: u64) -> Result<()> {
+        for r in 1..32u8 {
+            if self.written & (1 << r) != 0 {
+                let v = self.reg(r)?;
+                self.b
+                    .build_store(self.hart_field(Layout::X + 4 * r as u64)?, v)?;
+            }
+        }
+        self.store_instret(extra)
+    }
+
+    fn store_instret(&self, extra: u64) -> Result<()> {
+        let base = self
+            .b
+            .build_load(self.i64t, self.instret, "")?
+            .into_int_value();
+        let v = self.b.build_int_add(base, self.c64(extra), "")?;
+        self.b.build_store(self.hart_field(Layout::INSTRET)?, v)?;
+        Ok(())
+    }
+
+    /// Reload `x[r]` from the hart (a helper wrote it).
+    fn reload(&self, r: u8) -> Result<()> {
+        if let Some(slot) = self.regs[r as usize & 31].filter(|_| r != 0) {
+            let v = self
+                .b
+                .build_load(self.i32t, self.hart_field(Layout::X + 4 * r as u64)?, "")?;
+            self.b.build_store(slot, v)?;
+        }
+        Ok(())
+    }
+
+    /// Leave the region: registers and `instret + extra` to the hart, `hart.pc = pc`, return
+    /// `exit`. Ends the current basic block.
+    fn leave_region(&self, pc: IntValue<'ctx>, extra: u64, exit: Exit) -> Result<()> {
+        self.write_back(extra)?;
+        self.b.build_store(self.hart_field(Layout::PC)?, pc)?;
+        self.b.build_return(Some(&self.c32(exit.0)))?;
+        Ok(())
+    }
+
+    fn new_bb(&self, name: &str) -> BasicBlock<'ctx> {
+        self.context.append_basic_block(self.func, name)
+    }
+
+    /// A conditional branch that `cond` rarely takes (to `unlikely`).
+    fn branch_unlikely(
+        &self,
+        cond: IntValue<'ctx>,
+        unlikely: BasicBlock<'ctx>,
+        likely: BasicBlock<'ctx>,
+    ) -> Result<()> {
+        let br = self.b.build_conditional_branch(cond, unlikely, likely)?;
+        let weights = self.context.metadata_node(&[
+            self.context.metadata_string("branch_weights").into(),
+            self.c32(1).into(),
+            self.c32(2000).into(),
+        ]);
+        let _ = br.set_metadata(weights, self.context.get_kind_id("prof"));
+        Ok(())
+    }
+
+    /// After the block's instructions retired (`n` of them, already added to `instret`):
+    /// go on to the block at `target`, in the region when it is one of its blocks and the run
+    /// loop's checks pass, else leave for the run loop.
+    fn goto(&self, target: u32) -> Result<()> {
+        let target_v = self.c32(target);
+        let Some(&bb) = self.blocks.get(&target) else {
+            return self.leave_region(target_v, 0, Exit::NEXT);
+        };
+        let out = self.new_bb("out");
+        let go = self.new_bb("go");
+        // The run loop's checks between blocks: instruction limit, a device touched (the
+        // platform must run), the transfer budget.
+        let instret = self
+            .b
+            .build_load(self.i64t, self.instret, "")?
+            .into_int_value();
+        let at_limit = self
+            .b
+            .build_int_compare(IntPredicate::UGE, instret, self.limit, "")?;
+        let leave = self
+            .b
+            .build_load(self.context.bool_type(), self.leave, "")?
+            .into_int_value();
+        let budget = self
+            .b
+            .build_load(self.i32t, self.budget, "")?
+            .into_int_value();
+        let budget = self.b.build_int_sub(budget, self.c32(1), "")?;
+        self.b.build_store(self.budget, budget)?;
+        let spent = self
+            .b
+            .build_int_compare(IntPredicate::EQ, budget, self.c32(0), "")?;
+        let stop = self.b.build_or(at_limit, leave, "")?;
+        let stop = self.b.build_or(stop, spent, "")?;
+        self.branch_unlikely(stop, out, go)?;
+        self.b.position_at_end(out);
+        self.leave_region(target_v, 0, Exit::NEXT)?;
+        self.b.position_at_end(go);
+        self.b.build_unconditional_branch(bb)?;
+        Ok(())
+    }
+
+    /// Count the block's `n` instructions as retired.
+    fn retire(&self, n: u64) -> Result<()> {
+        let v = self
+            .b
+            .build_load(self.i64t, self.instret, "")?
+            .into_int_value();
+        let v = self.b.build_int_add(v, self.c64(n), "")?;
+        self.b.build_store(self.instret, v)?;
+        Ok(())
+    }
+
+    fn block(&mut self, block: &RegionBlock) -> Result<()> {
+        let n = block.insns.len();
+        let mut pc = block.pc;
+        let mut index = 0;
+        while index < n {
+            let i = &block.insns[index];
+            let next_pc = pc.wrapping_add(i.len as u32);
+            if index + 1 == n && i.ends_block() {
+                return self.block_end(i, pc, index as u64, n as u64);
+            }
+            match self.insn(i, pc, index as u64)? {
+                Flow::Next => {}
+                Flow::Skip => {
+                    // The fused unit covers the next instruction, whose effect is included.
+                    pc = next_pc.wrapping_add(block.insns[index + 1].len as u32);
+                    index += 2;
+                    continue;
+                }
+            }
+            pc = next_pc;
+            index += 1;
+        }
+        // Fell off the end (size limit or page end).
+        self.retire(n as u64)?;
+        self.goto(pc)
+    }
+
+    /// The block-ending instruction `i` at `pc` (the `index`-th of `n`).
+    fn block_end(&mut self, i: &Insn, pc: u32, index: u64, n: u64) -> Result<()> {
+        let next_pc = pc.wrapping_add(i.len as u32);
+        match i.op.class() {
+            OpClass::Branch => {
+                let (a, b) = (self.reg(i.rs1)?, self.reg(i.rs2)?);
+                let pred = match i.op {
+                    Op::Beq => IntPredicate::EQ,
+                    Op::Bne => IntPredicate::NE,
+                    Op::Blt => IntPredicate::SLT,
+                    Op::Bge => IntPredicate::SGE,
+                    Op::Bltu => IntPredicate::ULT,
+                    _ => IntPredicate::UGE,
+                };
+                let taken = self.b.build_int_compare(pred, a, b, "")?;
+                self.retire(n)?;
+                let (yes, no) = (self.new_bb("taken"), self.new_bb("not_taken"));
+                self.b.build_conditional_branch(taken, yes, no)?;
+                self.b.position_at_end(yes);
+                self.goto(pc.wrapping_add(i.imm as u32))?;
+                self.b.position_at_end(no);
+                self.goto(next_pc)
+            }
+            OpClass::Jal => {
+                self.set_reg(i.rd, self.c32(next_pc))?;
+                self.retire(n)?;
+                self.goto(pc.wrapping_add(i.imm as u32))
+            }
+            OpClass::Jalr if i.rs1 == 0 => {
+                self.set_reg(i.rd, self.c32(next_pc))?;
+                self.retire(n)?;
+                self.goto(i.imm as u32 & !1)
+            }
+            OpClass::Jalr => {
+                // The target is read before the link is written: rd may equal rs1.
+                let base = self.reg(i.rs1)?;
+                let t = self.b.build_int_add(base, self.c32(i.imm as u32), "")?;
+                let t = self.b.build_and(t, self.c32(!1), "")?;
+                self.set_reg(i.rd, self.c32(next_pc))?;
+                self.retire(n)?;
+                self.leave_region(t, 0, Exit::NEXT)
+            }
+            _ => {
+                // System instructions: the helper does what the interpreter does (pc and
+                // instret included, from the block start and this instruction's index) and
+                // says how to leave.
+                self.write_back(0)?;
+                let [lo, hi] = abi::insn_words(i);
+                let ty = self.i32t.fn_type(
+                    &[
+                        self.hart.get_type().into(),
+                        self.hart.get_type().into(),
+                        self.i64t.into(),
+                        self.i64t.into(),
+                        self.i32t.into(),
+                        self.i32t.into(),
+                    ],
+                    false,
+                );
+                let status = self.call(
+                    self.env.helpers.system,
+                    ty,
+                    &[
+                        self.c64(lo).into(),
+                        self.c64(hi).into(),
+                        self.c32(pc).into(),
+                        self.c32(index as u32).into(),
+                    ],
+                )?;
+                self.b.build_return(Some(&status))?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Call helper at `addr` of type `ty` with (hart, ctx, args...); returns its result.
+    fn call(
+        &self,
+        addr: usize,
+        ty: FunctionType<'ctx>,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<IntValue<'ctx>> {
+        let f = self
+            .b
+            .build_int_to_ptr(self.c64(addr as u64), self.hart.get_type(), "helper")?;
+        let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
+        all.extend_from_slice(args);
+        let call = self.b.build_indirect_call(ty, f, &all, "")?;
+        Ok(call
+            .try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .unwrap_or_else(|| self.c32(0)))
+    }
+
+    /// Leave with the trap the helper recorded, at the instruction at `pc` (the `index`-th of
+    /// its block, not retired), if `status` says it trapped.
+    fn trap_if(&self, status: IntValue<'ctx>, pc: u32, index: u64) -> Result<()> {
+        let trapped =
+            self.b
+                .build_int_compare(IntPredicate::EQ, status, self.c32(STATUS_TRAP), "")?;
+        let (trap, ok) = (self.new_bb("trap"), self.new_bb("ok"));
+        self.branch_unlikely(trapped, trap, ok)?;
+        self.b.position_at_end(trap);
+        self.leave_region(self.c32(pc), index, Exit::TRAP)?;
+        self.b.position_at_end(ok);
+        Ok(())
+    }
+
+    /// After a store-capable helper: leave right after the instruction if it wrote a page that
+    /// holds code (the region itself may have changed).
+    fn code_written_if(&self, status: IntValue<'ctx>, next_pc: u32, index: u64) -> Result<()> {
+        let hit = self.b.build_int_compare(
+            IntPredicate::EQ,
+            status,
+            self.c32(STATUS_CODE_WRITTEN),
+            "",
+        )?;
+        let (out, ok) = (self.new_bb("code_written"), self.new_bb("ok"));
+        self.branch_unlikely(hit, out, ok)?;
+        self.b.position_at_end(out);
+        self.leave_region(self.c32(next_pc), index + 1, Exit::CODE_WRITTEN)?;
+        self.b.position_at_end(ok);
+        Ok(())
+    }
+
+    /// Emit instruction `i` (not block-ending) at `pc`, the `index`-th of its block.
+    fn insn(&mut self, i: &Insn, pc: u32, index: u64) -> Result<Flow> {
+        let next_pc = pc.wrapping_add(i.len as u32);
+        match i.fusion {
+            Fusion::LuiAddi => {
+                self.set_reg(i.rd, self.c32(i.imm as u32))?;
+                return Ok(Flow::Skip);
+            }
+            Fusion::AuipcAddi => {
+                self.set_reg(i.rd, self.c32(pc.wrapping_add(i.imm as u32)))?;
+                return Ok(Flow::Skip);
+            }
+            Fusion::ShiftMask => {
+                let v = self
+                    .b
+                    .build_and(self.reg(i.rs1)?, self.c32(i.imm as u32), "")?;
+                self.set_reg(i.rd, v)?;
+                return Ok(Flow::Skip);
+            }
+            // The other units keep their head unchanged: their instructions run one by one.
+            _ => {}
+        }
+        match i.op.class() {
+            OpClass::Alu if i.rd == 0 => {}
+            OpClass::Alu => {
+                let v = self.alu(i)?;
+                self.set_reg(i.rd, v)?;
+            }
+            OpClass::Auipc => self.set_reg(i.rd, self.c32(pc.wrapping_add(i.imm as u32)))?,
+            OpClass::Fence => {}
+            OpClass::Load { width, signed } => self.load(i, width, signed, pc, index)?,
+            OpClass::Store { width } => self.store(i, width, pc, index)?,
+            OpClass::Atomic | OpClass::FpMem | OpClass::Fp => {
+                let helper = match i.op.class() {
+                    OpClass::Atomic => self.env.helpers.atomic,
+                    OpClass::FpMem => self.env.helpers.fp_mem,
+                    _ => self.env.helpers.fp,
+                };
+                // The helper reads operands from the hart and writes its result there.
+                self.write_back(0)?;
+                let [lo, hi] = abi::insn_words(i);
+                let ty = self.i32t.fn_type(
+                    &[
+                        self.hart.get_type().into(),
+                        self.hart.get_type().into(),
+                        self.i64t.into(),
+                        self.i64t.into(),
+                    ],
+                    false,
+                );
+                let status = self.call(helper, ty, &[self.c64(lo).into(), self.c64(hi).into()])?;
+                self.trap_if(status, pc, index)?;
+                if i.op.info().int_write {
+                    self.reload(i.rd)?;
+                }
+                if i.op.class() != OpClass::Fp {
+                    self.code_written_if(status, next_pc, index)?;
+                }
+            }
+            // Block-ending classes are handled by `block_end`.
+            OpClass::Branch | OpClass::Jal | OpClass::Jalr | OpClass::System => {}
+        }
+        Ok(Flow::Next)
+    }
+
+    /// The TLB entry for `va` in the read or write array, and whether its tag matches `va`
+    /// for an aligned access of `size` bytes.
+    fn tlb_probe(
+        &self,
+        va: IntValue<'ctx>,
+        size: u32,
+        write: bool,
+    ) -> Result<(PointerValue<'ctx>, IntValue<'ctx>)> {
+        let index = self.b.build_right_shift(va, self.c32(12), false, "")?;
+        let index = self
+            .b
+            .build_and(index, self.c32(TLB_ENTRIES as u32 - 1), "")?;
+        let index = self.b.build_int_z_extend(index, self.i64t, "")?;
+        let offset = self
+            .b
+            .build_int_mul(index, self.c64(Layout::ENTRY_SIZE), "")?;
+        let base = if write {
+            Layout::TLB_WRITE
+        } else {
+            Layout::TLB_READ
+        };
+        let offset = self.b.build_int_add(offset, self.c64(base), "")?;
+        // SAFETY: `index` is masked to the TLB's size; the array offsets come from
+        // `offset_of!`, so the entry lies inside the hart.
+        let entry = unsafe {
+            self.b
+                .build_gep(self.context.i8_type(), self.hart, &[offset], "entry")?
+        };
+        // SAFETY: the tag is a field of the entry (`offset_of!`).
+        let tag_ptr = unsafe {
+            self.b.build_gep(
+                self.context.i8_type(),
+                entry,
+                &[self.c64(Layout::ENTRY_TAG)],
+                "",
+            )?
+        };
+        let tag = self
+            .b
+            .build_load(self.i32t, tag_ptr, "tag")?
+            .into_int_value();
+        let masked = self
+            .b
+            .build_and(va, self.c32(!PAGE_MASK | (size - 1)), "")?;
+        let hit = self
+            .b
+            .build_int_compare(IntPredicate::EQ, masked, tag, "hit")?;
+        Ok((entry, hit))
+    }
+
+    /// The host address of `va` on a TLB hit (`entry` is its entry).
+    fn host_address(
+        &self,
+        entry: PointerValue<'ctx>,
+        va: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
+        let va64 = self.b.build_int_z_extend(va, self.i64t, "")?;
+        let base = match self.env.flat_base {
+            Some(base) => self.c64(base as u64),
+            None => {
+                // SAFETY: the addend is a field of the entry (`offset_of!`).
+                let addend_ptr = unsafe {
+                    self.b.build_gep(
+                        self.context.i8_type(),
+                        entry,
+                        &[self.c64(Layout::ENTRY_ADDEND)],
+                        "",
+                    )?
+                };
+                self.b
+                    .build_load(self.i64t, addend_ptr, "addend")?
+                    .into_int_value()
+            }
+        };
+        let host = self.b.build_int_add(va64, base, "")?;
+        Ok(self
+            .b
+            .build_int_to_ptr(host, self.hart.get_type(), "host")?)
+    }
+
+    /// After a slow path succeeded: if the page is still not in the TLB, the access went to a
+    /// device (or uncacheable memory), so the platform must run at the end of the block.
+    fn note_device_access(&self, va: IntValue<'ctx>, size: u32, write: bool) -> Result<()> {
+        let (_, hit) = self.tlb_probe(va, size, write)?;
+        let old = self
+            .b
+            .build_load(self.context.bool_type(), self.leave, "")?
+            .into_int_value();
+        let missed = self.b.build_not(hit, "")?;
+        let v = self.b.build_or(old, missed, "")?;
+        self.b.build_store(self.leave, v)?;
+        Ok(())
+    }
+
+    fn load(&mut self, i: &Insn, width: u8, signed: bool, pc: u32, index: u64) -> Result<()> {
+        let size = width as u32;
+        let va = self
+            .b
+            .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?;
+        let (entry, hit) = self.tlb_probe(va, size, false)?;
+        let (fast, slow, done) = (
+            self.new_bb("ld_fast"),
+            self.new_bb("ld_slow"),
+            self.new_bb("ld_done"),
+        );
+        self.b.build_conditional_branch(hit, fast, slow)?;
+        // Fast path: aligned, in a RAM page the TLB maps.
+        self.b.position_at_end(fast);
+        let host = self.host_address(entry, va)?;
+        let ty = ty_of(self.context, size);
+        let raw = self.b.build_load(ty, host, "")?;
+        if let Some(inst) = raw.as_instruction_value() {
+            let _ = inst.set_alignment(size);
+        }
+        let raw = raw.into_int_value();
+        let fast_v = if size == 4 {
+            raw
+        } else if signed {
+            self.b.build_int_s_extend(raw, self.i32t, "")?
+        } else {
+            self.b.build_int_z_extend(raw, self.i32t, "")?
+        };
+        let fast_end = self.b.get_insert_block().unwrap_or(fast);
+        self.b.build_unconditional_branch(done)?;
+        // Slow path: the shared one (misses, devices, misaligned accesses, faults).
+        self.b.position_at_end(slow);
+        self.store_instret(0)?;
+        let helper = match size {
+            1 => self.env.helpers.load_u8,
+            2 => self.env.helpers.load_u16,
+            _ => self.env.helpers.load_u32,
+        };
+        let ty = self.i64t.fn_type(
+            &[
+                self.hart.get_type().into(),
+                self.hart.get_type().into(),
+                self.i32t.into(),
+            ],
+            false,
+        );
+        let r = self.call(helper, ty, &[va.into()])?;
+        let status = self.b.build_right_shift(r, self.c64(32), false, "")?;
+        let status = self.b.build_int_truncate(status, self.i32t, "")?;
+        self.trap_if(status, pc, index)?;
+        self.note_device_access(va, size, false)?;
+        let raw = self
+            .b
+            .build_int_truncate(r, ty_of(self.context, size), "")?;
+        let slow_v = if size == 4 {
+            raw
+        } else if signed {
+            self.b.build_int_s_extend(raw, self.i32t, "")?
+        } else {
+            self.b.build_int_z_extend(raw, self.i32t, "")?
+        };
+        let slow_end = self.b.get_insert_block().unwrap_or(slow);
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        let phi = self.b.build_phi(self.i32t, "")?;
+        phi.add_incoming(&[(&fast_v, fast_end), (&slow_v, slow_end)]);
+        self.set_reg(i.rd, phi.as_basic_value().into_int_value())
+    }
+
+    fn store(&mut self, i: &Insn, width: u8, pc: u32, index: u64) -> Result<()> {
+        let size = width as u32;
+        let va = self
+            .b
+            .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?;
+        let value = self.reg(i.rs2)?;
+        let (entry, hit) = self.tlb_probe(va, size, true)?;
+        let (fast, slow, done) = (
+            self.new_bb("st_fast"),
+            self.new_bb("st_slow"),
+            self.new_bb("st_done"),
+        );
+        self.b.build_conditional_branch(hit, fast, slow)?;
+        // Fast path: pages holding code have no write entries, so this never changes code.
+        self.b.position_at_end(fast);
+        let host = self.host_address(entry, va)?;
+        let narrow = self
+            .b
+            .build_int_truncate_or_bit_cast(value, ty_of(self.context, size), "")?;
+        let st = self.b.build_store(host, narrow)?;
+        let _ = st.set_alignment(size);
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(slow);
+        self.store_instret(0)?;
+        let helper = match size {
+            1 => self.env.helpers.store_u8,
+            2 => self.env.helpers.store_u16,
+            _ => self.env.helpers.store_u32,
+        };
+        let ty = self.i32t.fn_type(
+            &[
+                self.hart.get_type().into(),
+                self.hart.get_type().into(),
+                self.i32t.into(),
+                self.i32t.into(),
+            ],
+            false,
+        );
+        let status = self.call(helper, ty, &[va.into(), value.into()])?;
+        self.trap_if(status, pc, index)?;
+        self.code_written_if(status, pc.wrapping_add(i.len as u32), index)?;
+        self.note_device_access(va, size, true)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    fn intrinsic(&self, name: &'static str) -> Result<FunctionValue<'ctx>> {
+        Intrinsic::find(name)
+            .and_then(|f| f.get_declaration(self.module, &[self.i32t.into()]))
+            .ok_or(CodegenError::Intrinsic(name))
+    }
+
+    fn call_intrinsic(
+        &self,
+        name: &'static str,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<IntValue<'ctx>> {
+        let f = self.intrinsic(name)?;
+        let call = self.b.build_call(f, args, "")?;
+        Ok(call
+            .try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .unwrap_or_else(|| self.c32(0)))
+    }
+
+    /// `x[rd]` for ALU operation `i` (rd != x0).
+    fn alu(&mut self, i: &Insn) -> Result<IntValue<'ctx>> {
+        use Op::*;
+        let b = &self.b;
+        let imm = self.c32(i.imm as u32);
+        let shamt_imm = self.c32(i.imm as u32 & 31);
+        if i.op == Lui {
+            return Ok(imm);
+        }
+        let a = self.reg(i.rs1)?;
+        let rb = self.reg(i.rs2)?;
+        let bool32 = |v: IntValue<'ctx>| b.build_int_z_extend(v, self.i32t, "");
+        let sh = |v: IntValue<'ctx>| b.build_and(v, self.c32(31), "");
+        let one = self.c32(1);
+        Ok(match i.op {
+            Addi => b.build_int_add(a, imm, "")?,
+            Slti => bool32(b.build_int_compare(IntPredicate::SLT, a, imm, "")?)?,
+            Sltiu => bool32(b.build_int_compare(IntPredicate::ULT, a, imm, "")?)?,
+            Xori => b.build_xor(a, imm, "")?,
+            Ori => b.build_or(a, imm, "")?,
+            Andi => b.build_and(a, imm, "")?,
+            Slli => b.build_left_shift(a, shamt_imm, "")?,
+            Srli => b.build_right_shift(a, shamt_imm, false, "")?,
+            Srai => b.build_right_shift(a, shamt_imm, true, "")?,
+            Add => b.build_int_add(a, rb, "")?,
+            Sub => b.build_int_sub(a, rb, "")?,
+            Sll => b.build_left_shift(a, sh(rb)?, "")?,
+            Slt => bool32(b.build_int_compare(IntPredicate::SLT, a, rb, "")?)?,
+            Sltu => bool32(b.build_int_compare(IntPredicate::ULT, a, rb, "")?)?,
+            Xor => b.build_xor(a, rb, "")?,
+            Srl => b.build_right_shift(a, sh(rb)?, false, "")?,
+            Sra => b.build_right_shift(a, sh(rb)?, true, "")?,
+            Or => b.build_or(a, rb, "")?,
+            And => b.build_and(a, rb, "")?,
+            Mul => b.build_int_mul(a, rb, "")?,
+            Mulh | Mulhsu | Mulhu => {
+                let wide = |v: IntValue<'ctx>, signed: bool| {
+                    if signed {
+                        b.build_int_s_extend(v, self.i64t, "")
+                    } else {
+                        b.build_int_z_extend(v, self.i64t, "")
+                    }
+                };
+                let a64 = wide(a, i.op != Mulhu)?;
+                let b64 = wide(rb, i.op == Mulh)?;
+                let p = b.build_int_mul(a64, b64, "")?;
+                let hi = b.build_right_shift(p, self.c64(32), false, "")?;
+                b.build_int_truncate(hi, self.i32t, "")?
+            }
+            Div | Rem => {
+                // RISC-V: x / 0 = -1, x % 0 = x; MIN / -1 = MIN, MIN % -1 = 0 (no trap).
+                let zero = b.build_int_compare(IntPredicate::EQ, rb, self.c32(0), "")?;
+                let min = b.build_int_compare(IntPredicate::EQ, a, self.c32(0x8000_0000), "")?;
+                let neg1 = b.build_int_compare(IntPredicate::EQ, rb, self.c32(u32::MAX), "")?;
+                let overflow = b.build_and(min, neg1, "")?;
+                let bad = b.build_or(zero, overflow, "")?;
+                let safe = b.build_select(bad, one, rb, "")?.into_int_value();
+                if i.op == Div {
+                    let q = b.build_int_signed_div(a, safe, "")?;
+                    let q = b.build_select(overflow, self.c32(0x8000_0000), q, "")?;
+                    b.build_select(zero, self.c32(u32::MAX), q.into_int_value(), "")?
+                        .into_int_value()
+                } else {
+                    let r = b.build_int_signed_rem(a, safe, "")?;
+                    let r = b.build_select(overflow, self.c32(0), r, "")?;
+                    b.build_select(zero, a, r.into_int_value(), "")?
+                        .into_int_value()
+                }
+            }
+            Divu | Remu => {
+                let zero = b.build_int_compare(IntPredicate::EQ, rb, self.c32(0), "")?;
+                let safe = b.build_select(zero, one, rb, "")?.into_int_value();
+                if i.op == Divu {
+                    let q = b.build_int_unsigned_div(a, safe, "")?;
+                    b.build_select(zero, self.c32(u32::MAX), q, "")?
+                        .into_int_value()
+                } else {
+                    let r = b.build_int_unsigned_rem(a, safe, "")?;
+                    b.build_select(zero, a, r, "")?.into_int_value()
+                }
+            }
+            Sh1add | Sh2add | Sh3add => {
+                let k = match i.op {
+                    Sh1add => 1,
+                    Sh2add => 2,
+                    _ => 3,
+                };
+                let s = b.build_left_shift(a, self.c32(k), "")?;
+                b.build_int_add(s, rb, "")?
+            }
+            Andn => b.build_and(a, b.build_not(rb, "")?, "")?,
+            Orn => b.build_or(a, b.build_not(rb, "")?, "")?,
+            Xnor => b.build_not(b.build_xor(a, rb, "")?, "")?,
+            Clz | Ctz => {
+                let name = if i.op == Clz {
+                    "llvm.ctlz"
+                } else {
+                    "llvm.cttz"
+                };
+                let no_poison = self.context.bool_type().const_zero();
+                self.call_intrinsic(name, &[a.into(), no_poison.into()])?
+            }
+            Cpop => self.call_intrinsic("llvm.ctpop", &[a.into()])?,
+            Rev8 => self.call_intrinsic("llvm.bswap", &[a.into()])?,
+            Max => self.call_intrinsic("llvm.smax", &[a.into(), rb.into()])?,
+            Maxu => self.call_intrinsic("llvm.umax", &[a.into(), rb.into()])?,
+            Min => self.call_intrinsic("llvm.smin", &[a.into(), rb.into()])?,
+            Minu => self.call_intrinsic("llvm.umin", &[a.into(), rb.into()])?,
+            // Funnel shifts take the amount modulo 32, as RISC-V rotates do.
+            Rol => self.call_intrinsic("llvm.fshl", &[a.into(), a.into(), rb.into()])?,
+            Ror => self.call_intrinsic("llvm.fshr", &[a.into(), a.into(), rb.into()])?,
+            Rori => self.call_intrinsic("llvm.fshr", &[a.into(), a.into(), shamt_imm.into()])?,
+            SextB | SextH => {
+                let ty = ty_of(self.context, if i.op == SextB { 1 } else { 2 });
+                let t = b.build_int_truncate(a, ty, "")?;
+                b.build_int_s_extend(t, self.i32t, "")?
+            }
+            ZextH => b.build_and(a, self.c32(0xffff), "")?,
+            Bclr | Bset | Binv | Bext => {
+                let bit = b.build_left_shift(one, sh(rb)?, "")?;
+                match i.op {
+                    Bclr => b.build_and(a, b.build_not(bit, "")?, "")?,
+                    Bset => b.build_or(a, bit, "")?,
+                    Binv => b.build_xor(a, bit, "")?,
+                    _ => {
+                        let s = b.build_right_shift(a, sh(rb)?, false, "")?;
+                        b.build_and(s, one, "")?
+                    }
+                }
+            }
+            Bclri | Bseti | Binvi | Bexti => {
+                let bit = self.c32(1 << (i.imm as u32 & 31));
+                match i.op {
+                    Bclri => b.build_and(a, self.c32(!(1 << (i.imm as u32 & 31))), "")?,
+                    Bseti => b.build_or(a, bit, "")?,
+                    Binvi => b.build_xor(a, bit, "")?,
+                    _ => {
+                        let s = b.build_right_shift(a, shamt_imm, false, "")?;
+                        b.build_and(s, one, "")?
+                    }
+                }
+            }
+            CzeroEqz | CzeroNez => {
+                let pred = if i.op == CzeroEqz {
+                    IntPredicate::EQ
+                } else {
+                    IntPredicate::NE
+                };
+                let c = b.build_int_compare(pred, rb, self.c32(0), "")?;
+                b.build_select(c, self.c32(0), a, "")?.into_int_value()
+            }
+            // Rare operations (carry-less multiply, orc.b, anything new): the shared
+            // semantics through the ABI's ALU helper.
+            _ => {
+                let ty = self.i32t.fn_type(
+                    &[
+                        self.i32t.into(),
+                        self.i32t.into(),
+                        self.i32t.into(),
+                        self.i32t.into(),
+                    ],
+                    false,
+                );
+                let f = b.build_int_to_ptr(
+                    self.c64(self.env.helpers.alu as u64),
+                    self.hart.get_type(),
+                    "",
+                )?;
+                let call = b.build_indirect_call(
+                    ty,
+                    f,
+                    &[
+                        self.c32(i.op as u32).into(),
+                        a.into(),
+                        rb.into(),
+                        imm.into(),
+                    ],
+                    "",
+                )?;
+                call.try_as_basic_value()
+                    .basic()
+                    .map(|v| v.into_int_value())
+                    .unwrap_or_else(|| self.c32(0))
+            }
+        })
+    }
+}
+
+/// How emission goes on after an instruction.
+enum Flow {
+    /// With the next instruction.
+    Next,
+    /// The instruction headed a fused unit that includes the next one: skip it.
+    Skip,
+}
+
+/// The integer type of `size` bytes.
+fn ty_of(context: &Context, size: u32) -> IntType<'_> {
+    match size {
+        1 => context.i8_type(),
+        2 => context.i16_type(),
+        8 => context.i64_type(),
+        _ => context.i32_type(),
+    }
+}

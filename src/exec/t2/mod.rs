@@ -1,0 +1,266 @@
+//! Tier 2: an optimising JIT through LLVM (inkwell). Hot blocks become the entries of regions
+//! ([`region`]): the blocks their exits reach within their page, compiled as one LLVM function
+//! ([`codegen`]) with guest registers promoted to SSA values, by a background thread
+//! ([`worker`]) that owns everything LLVM. The run loop never waits for it under `--tier auto`;
+//! `--tier t2` compiles every region before it first runs.
+//!
+//! Regions are installed between blocks, only if the code epoch they were planned in is still
+//! current and their entry block was not dropped meanwhile (a store into its page), so code
+//! that finished compiling late can never run stale. docs/codegen.md, "Tier 2".
+
+pub mod codegen;
+pub mod region;
+pub mod worker;
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use crate::cpu::Hart;
+use crate::exec::contract::RunCtx;
+use crate::exec::platform::Platform;
+use codegen::CodegenEnv;
+use region::RegionPlan;
+use worker::{CompileDone, CompileJob, Worker};
+
+/// Tier-2 counters for `--stats`.
+#[derive(Clone, Debug, Default)]
+pub struct T2Stats {
+    /// Regions compiled and installed.
+    pub regions_compiled: u64,
+    /// Regions that failed to compile (their blocks stay in the lower tiers).
+    pub compile_failures: u64,
+    /// Finished regions dropped because their code went stale while they compiled.
+    pub dropped_stale: u64,
+    /// Compile time on the thread, over all regions.
+    pub compile_time: Duration,
+    /// Per-region compile times (for the median).
+    pub compile_times: Vec<Duration>,
+    /// Guest instructions in the compiled regions.
+    pub region_insns: u64,
+    /// Blocks in the compiled regions.
+    pub region_blocks: u64,
+}
+
+impl T2Stats {
+    /// The median per-region compile time.
+    pub fn median_compile_time(&self) -> Duration {
+        let mut t = self.compile_times.clone();
+        t.sort();
+        t.get(t.len() / 2).copied().unwrap_or_default()
+    }
+}
+
+/// A region waiting for the compile thread.
+struct Pending {
+    /// Entry block (the engine's index) and its host address (identity).
+    block: u32,
+    host: usize,
+    pc: u32,
+    insns: u64,
+    blocks: u64,
+}
+
+/// A compiled region ready to install.
+pub struct Finished {
+    pub block: u32,
+    pub host: usize,
+    pub pc: u32,
+    pub epoch: u64,
+    pub entry: usize,
+}
+
+/// An installed region: its entry pc and function.
+#[derive(Clone, Copy, Debug)]
+struct Installed {
+    pc: u32,
+    entry: usize,
+}
+
+/// Tier 2 as the engine drives it.
+#[derive(Default)]
+pub struct Tier2 {
+    worker: Option<Worker>,
+    /// The thread could not be started or died: tier 2 is off.
+    broken: bool,
+    /// Installed regions by entry block index.
+    regions: HashMap<u32, Installed>,
+    /// Blocks with a region asked for (pending, installed or failed): never asked again in
+    /// this epoch.
+    requested: HashSet<u32>,
+    pending: HashMap<u64, Pending>,
+    next_id: u64,
+    pub stats: T2Stats,
+}
+
+impl Tier2 {
+    pub fn new() -> Tier2 {
+        Tier2::default()
+    }
+
+    /// The region entry for block `idx` entered at `pc`, or 0.
+    #[inline(always)]
+    pub fn region_for(&self, idx: u32, pc: u32) -> usize {
+        match self.regions.get(&idx) {
+            Some(r) if r.pc == pc => r.entry,
+            _ => 0,
+        }
+    }
+
+    /// Whether a region may still be asked for with block `idx` as its entry.
+    #[inline(always)]
+    pub fn wants(&self, idx: u32) -> bool {
+        !self.broken && !self.requested.contains(&idx)
+    }
+
+    /// Whether regions are being compiled in the background.
+    pub fn busy(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn worker(&mut self) -> Option<&Worker> {
+        if self.worker.is_none() && !self.broken {
+            match Worker::spawn() {
+                Ok(w) => self.worker = Some(w),
+                Err(e) => {
+                    tracing::warn!("tier 2 disabled: cannot start its compile thread: {e}");
+                    self.broken = true;
+                }
+            }
+        }
+        self.worker.as_ref()
+    }
+
+    /// Ask for a region entered at block `idx` (host address `host`) planned as `plan`, in
+    /// code epoch `epoch`. With `wait`, block until it is compiled and return it.
+    pub fn request(
+        &mut self,
+        idx: u32,
+        host: usize,
+        epoch: u64,
+        plan: RegionPlan,
+        env: CodegenEnv,
+        wait: bool,
+    ) -> Option<Finished> {
+        self.requested.insert(idx);
+        let id = self.next_id;
+        self.next_id += 1;
+        let pending = Pending {
+            block: idx,
+            host,
+            pc: plan.entry_pc,
+            insns: plan.insn_count() as u64,
+            blocks: plan.blocks.len() as u64,
+        };
+        let job = CompileJob {
+            id,
+            epoch,
+            plan,
+            env,
+        };
+        if !self.worker()?.submit(job) {
+            self.broken = true;
+            return None;
+        }
+        self.pending.insert(id, pending);
+        if !wait {
+            return None;
+        }
+        loop {
+            let done = self.worker.as_ref()?.wait_done();
+            let Some(done) = done else {
+                self.broken = true;
+                return None;
+            };
+            let mine = done.id == id;
+            let finished = self.finish(done);
+            if mine {
+                return finished;
+            }
+        }
+    }
+
+    /// Regions the compile thread has finished since the last call.
+    pub fn poll(&mut self) -> Vec<Finished> {
+        let mut out = Vec::new();
+        while let Some(done) = self.worker.as_ref().and_then(Worker::try_done) {
+            if let Some(f) = self.finish(done) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    fn finish(&mut self, done: CompileDone) -> Option<Finished> {
+        let p = self.pending.remove(&done.id)?;
+        self.stats.compile_time += done.compile_time;
+        self.stats.compile_times.push(done.compile_time);
+        match done.result {
+            Ok(entry) => Some(Finished {
+                block: p.block,
+                host: p.host,
+                pc: p.pc,
+                epoch: done.epoch,
+                entry,
+            })
+            .inspect(|_| {
+                self.stats.region_insns += p.insns;
+                self.stats.region_blocks += p.blocks;
+            }),
+            Err(e) => {
+                tracing::warn!(
+                    pc = format_args!("{:#x}", p.pc),
+                    "tier 2 cannot compile region: {e}"
+                );
+                self.stats.compile_failures += 1;
+                None
+            }
+        }
+    }
+
+    /// Make a finished region the code for its entry block (the engine checked that it is
+    /// current).
+    pub fn install(&mut self, f: &Finished) {
+        self.regions.insert(
+            f.block,
+            Installed {
+                pc: f.pc,
+                entry: f.entry,
+            },
+        );
+        self.stats.regions_compiled += 1;
+    }
+
+    /// A finished region was stale: count it.
+    pub fn drop_stale(&mut self) {
+        self.stats.dropped_stale += 1;
+    }
+
+    /// Block `idx` was dropped (a store into its page): its region, if any, goes too.
+    pub fn invalidate(&mut self, idx: u32) {
+        self.regions.remove(&idx);
+    }
+
+    /// Every block was dropped (a new code epoch): forget all regions. Compiles in flight
+    /// come back for the old epoch and are dropped then.
+    pub fn reset(&mut self) {
+        self.regions.clear();
+        self.requested.clear();
+    }
+
+    /// Run the region function at `entry` (entered at `hart.pc`) until it leaves; returns the
+    /// exit code, with `hart.pc`/`hart.instret` set as the interpreter would.
+    ///
+    /// # Safety
+    ///
+    /// `entry` is an installed region of the current epoch made for platform type `P` with
+    /// `hart.pc` as its entry pc; `ctx` is the run loop's context.
+    pub unsafe fn enter<P: Platform>(hart: &mut Hart, ctx: &mut RunCtx<P>, entry: usize) -> u32 {
+        type RegionFn<P> = unsafe extern "C" fn(*mut Hart, *mut RunCtx<P>) -> u32;
+        // SAFETY: per this function's contract, `entry` is a function LLVM compiled with
+        // exactly this signature (codegen::build_region).
+        let f = unsafe { std::mem::transmute::<usize, RegionFn<P>>(entry) };
+        // SAFETY: the region reads and writes only the hart, the run context and guest RAM
+        // through TLB entries, and calls the ABI helpers for everything else.
+        unsafe { f(hart, ctx) }
+    }
+}

@@ -1,0 +1,125 @@
+//! Region formation: from a hot block, trace the blocks its exits reach statically (both
+//! directions of a branch, direct jumps, fall-through, jumps to constant targets) within the
+//! hot block's page, up to a budget. The region is compiled as one function; every edge that
+//! leaves it (another page, an indirect jump, past the budget) is a region exit.
+//!
+//! Staying in the entry page is what keeps a region coherent: the run loop validates the
+//! entry pc through the execute TLB, so every pc in that page is reached through the same
+//! translation for as long as the region runs, and a store into the page drops the region with
+//! the page's blocks.
+
+use crate::cpu::tlb::PAGE_MASK;
+use crate::isa::ops::OpClass;
+use crate::isa::Insn;
+
+/// Most blocks in one region.
+pub const MAX_REGION_BLOCKS: usize = 64;
+/// Most guest instructions in one region.
+pub const MAX_REGION_INSNS: usize = 1024;
+
+/// One block of a region: its pc and (optimised) instructions.
+#[derive(Clone, Debug)]
+pub struct RegionBlock {
+    pub pc: u32,
+    pub insns: Vec<Insn>,
+}
+
+impl RegionBlock {
+    /// The pc after the block's last instruction.
+    pub fn end_pc(&self) -> u32 {
+        self.insns
+            .iter()
+            .fold(self.pc, |pc, i| pc.wrapping_add(i.len as u32))
+    }
+
+    /// The pcs control may go to after this block, when they are known statically.
+    pub fn successors(&self) -> Vec<u32> {
+        let Some(last) = self.insns.last() else {
+            return Vec::new();
+        };
+        let end = self.end_pc();
+        let last_pc = end.wrapping_sub(last.len as u32);
+        match last.op.class() {
+            OpClass::Branch => vec![last_pc.wrapping_add(last.imm as u32), end],
+            OpClass::Jal => vec![last_pc.wrapping_add(last.imm as u32)],
+            // Constant folding turned the base into x0: the target is known.
+            OpClass::Jalr if last.rs1 == 0 => vec![last.imm as u32 & !1],
+            OpClass::Jalr | OpClass::System => Vec::new(),
+            // The block ended at its size limit or the page end: it falls through.
+            _ => vec![end],
+        }
+    }
+}
+
+/// What tier 2 compiles: blocks of one page, the first of which is the entry.
+#[derive(Clone, Debug)]
+pub struct RegionPlan {
+    /// Guest pc of the entry block.
+    pub entry_pc: u32,
+    /// The region's blocks; `blocks[0]` is the entry.
+    pub blocks: Vec<RegionBlock>,
+}
+
+impl RegionPlan {
+    /// Guest instructions in the region.
+    pub fn insn_count(&self) -> usize {
+        self.blocks.iter().map(|b| b.insns.len()).sum()
+    }
+
+    /// Trace a region from `entry`. `block_at(pc)` gives the block at a pc of the entry page
+    /// (decoding it if needed), or `None` when no region may include it (for instance a block
+    /// whose first instruction straddles into the next page).
+    pub fn trace(entry: RegionBlock, mut block_at: impl FnMut(u32) -> Option<RegionBlock>) -> Self {
+        let page = entry.pc & !PAGE_MASK;
+        let entry_pc = entry.pc;
+        let mut insns = entry.insns.len();
+        let mut blocks = vec![entry];
+        let mut next = 0;
+        while next < blocks.len() {
+            for target in blocks[next].successors() {
+                if target & !PAGE_MASK != page
+                    || blocks.iter().any(|b| b.pc == target)
+                    || blocks.len() >= MAX_REGION_BLOCKS
+                {
+                    continue;
+                }
+                let Some(block) = block_at(target) else {
+                    continue;
+                };
+                if insns + block.insns.len() > MAX_REGION_INSNS {
+                    continue;
+                }
+                insns += block.insns.len();
+                blocks.push(block);
+            }
+            next += 1;
+        }
+        RegionPlan { entry_pc, blocks }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::decode;
+
+    fn block(pc: u32, words: &[u32]) -> RegionBlock {
+        RegionBlock {
+            pc,
+            insns: words.iter().map(|&w| decode(w)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_loop_and_its_exit_are_traced_within_the_page() {
+        // 0x1000: addi a0, a0, -1 ; bnez a0, 0x1000   -> loop to itself, fall through to 0x1008
+        // 0x1008: jal x0, 0x2008 (another page)
+        let lp = block(0x1000, &[0xfff50513, 0xfe051ee3]);
+        let exit = block(0x1008, &[0x0000106f]);
+        let plan = RegionPlan::trace(lp, |pc| (pc == 0x1008).then(|| exit.clone()));
+        let pcs: Vec<u32> = plan.blocks.iter().map(|b| b.pc).collect();
+        assert_eq!(pcs, vec![0x1000, 0x1008]);
+        assert_eq!(plan.blocks[0].successors(), vec![0x1000, 0x1008]);
+        assert_eq!(plan.blocks[1].successors(), vec![0x2008]);
+    }
+}

@@ -1,0 +1,194 @@
+//! The compile thread: it owns the LLVM context, target machine and execution engine for its
+//! whole life (none of them may cross threads) and turns region plans into code addresses.
+//! Code of one epoch lives in one execution engine; a job of a newer epoch drops the old
+//! engine and with it all old code, which the run loop stopped using when it flushed.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use inkwell::context::Context;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::OptimizationLevel;
+
+use super::codegen::{build_region, CodegenEnv};
+use super::region::RegionPlan;
+
+/// A region to compile.
+pub struct CompileJob {
+    /// Unique per request (names the function and matches the answer).
+    pub id: u64,
+    /// The engine's code epoch when the plan was made.
+    pub epoch: u64,
+    pub plan: RegionPlan,
+    pub env: CodegenEnv,
+}
+
+/// A finished compile.
+pub struct CompileDone {
+    pub id: u64,
+    pub epoch: u64,
+    /// The function's address, or why there is none.
+    pub result: Result<usize, String>,
+    /// Time the thread spent on this region (IR, optimisation, machine code).
+    pub compile_time: Duration,
+}
+
+enum Message {
+    Job(Box<CompileJob>),
+    Shutdown,
+}
+
+/// The compile thread, as the run loop sees it.
+pub struct Worker {
+    jobs: Sender<Message>,
+    done: Receiver<CompileDone>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Start the thread.
+    pub fn spawn() -> std::io::Result<Worker> {
+        let (jobs, job_rx) = mpsc::channel();
+        let (done_tx, done) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("rv32vm-t2".into())
+            .spawn(move || compile_loop(job_rx, done_tx))?;
+        Ok(Worker {
+            jobs,
+            done,
+            thread: Some(thread),
+        })
+    }
+
+    /// Queue a job; false if the thread is gone.
+    pub fn submit(&self, job: CompileJob) -> bool {
+        self.jobs.send(Message::Job(Box::new(job))).is_ok()
+    }
+
+    /// A finished job, if one is waiting.
+    pub fn try_done(&self) -> Option<CompileDone> {
+        match self.done.try_recv() {
+            Ok(d) => Some(d),
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
+        }
+    }
+
+    /// Wait for the next finished job (`None` if the thread is gone).
+    pub fn wait_done(&self) -> Option<CompileDone> {
+        self.done.recv().ok()
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.jobs.send(Message::Shutdown);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `RV32VM_JIT_DUMP=DIR`: each region's IR before and after optimisation.
+fn dump_dir() -> Option<PathBuf> {
+    std::env::var_os("RV32VM_JIT_DUMP").map(PathBuf::from)
+}
+
+fn host_machine() -> Result<TargetMachine, String> {
+    Target::initialize_native(&InitializationConfig::default())?;
+    let triple = TargetMachine::get_default_triple();
+    let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+    let cpu = TargetMachine::get_host_cpu_name();
+    let features = TargetMachine::get_host_cpu_features();
+    target
+        .create_target_machine(
+            &triple,
+            cpu.to_str().unwrap_or("generic"),
+            features.to_str().unwrap_or(""),
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::JITDefault,
+        )
+        .ok_or_else(|| "LLVM cannot make a target machine for this host".to_string())
+}
+
+fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>) {
+    let machine = host_machine();
+    let context = Context::create();
+    // Code of the current epoch: the engine and every module added to it.
+    let mut engine: Option<(u64, ExecutionEngine<'_>, Vec<Module<'_>>)> = None;
+    let dump = dump_dir();
+    while let Ok(Message::Job(job)) = jobs.recv() {
+        let started = Instant::now();
+        if engine
+            .as_ref()
+            .is_some_and(|(epoch, _, _)| *epoch != job.epoch)
+        {
+            // The run loop flushed all code since: free it.
+            engine = None;
+        }
+        let result = match &machine {
+            Ok(machine) => compile_one(&context, machine, &mut engine, &job, dump.as_deref()),
+            Err(e) => Err(e.clone()),
+        };
+        let answer = CompileDone {
+            id: job.id,
+            epoch: job.epoch,
+            result,
+            compile_time: started.elapsed(),
+        };
+        if done.send(answer).is_err() {
+            break;
+        }
+    }
+}
+
+fn compile_one<'ctx>(
+    context: &'ctx Context,
+    machine: &TargetMachine,
+    engine: &mut Option<(u64, ExecutionEngine<'ctx>, Vec<Module<'ctx>>)>,
+    job: &CompileJob,
+    dump: Option<&std::path::Path>,
+) -> Result<usize, String> {
+    let name = format!("region_{}_{:08x}", job.id, job.plan.entry_pc);
+    let module = context.create_module(&name);
+    module.set_triple(&machine.get_triple());
+    module.set_data_layout(&machine.get_target_data().get_data_layout());
+    build_region(context, &module, &name, &job.plan, &job.env).map_err(|e| e.to_string())?;
+    let write_ir = |suffix: &str| {
+        if let Some(dir) = dump {
+            let path = dir.join(format!("{name}.{suffix}.ll"));
+            if let Err(e) = module.print_to_file(&path) {
+                tracing::warn!("RV32VM_JIT_DUMP: cannot write {}: {e}", path.display());
+            }
+        }
+    };
+    write_ir("raw");
+    module
+        .verify()
+        .map_err(|e| format!("invalid IR for region {:#x}: {e}", job.plan.entry_pc))?;
+    module
+        .run_passes("default<O2>", machine, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())?;
+    write_ir("opt");
+    let (_, ee, modules) = match engine {
+        Some(e) => {
+            e.1.add_module(&module)
+                .map_err(|()| "cannot add a module to the execution engine".to_string())?;
+            e
+        }
+        None => {
+            let ee = module
+                .create_jit_execution_engine(OptimizationLevel::Aggressive)
+                .map_err(|e| e.to_string())?;
+            engine.insert((job.epoch, ee, Vec::new()))
+        }
+    };
+    let addr = ee.get_function_address(&name).map_err(|e| e.to_string())?;
+    modules.push(module);
+    Ok(addr)
+}
