@@ -13,6 +13,8 @@ pub mod block;
 pub mod contract;
 pub mod interp;
 pub mod ir;
+#[cfg(test)]
+mod lockstep_tests;
 pub mod mem;
 pub mod misaligned;
 pub mod platform;

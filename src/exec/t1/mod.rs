@@ -11,9 +11,6 @@ pub mod arena;
 pub mod emit;
 pub mod templates;
 
-#[cfg(test)]
-mod lockstep_tests;
-
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

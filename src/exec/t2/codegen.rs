@@ -7,12 +7,17 @@
 //!   and trap; a helper that writes `x[rd]` is followed by a reload of that register.
 //! - `instret` is a local too: it is advanced by each block's instruction count at the block's
 //!   end (precisely what the interpreter counts), stored at exits and before helpers.
+//! - Every exit branches to one shared exit block, which writes back the registers the region
+//!   writes (their values arrive as phis), `instret` and the pc, and returns the exit code; so
+//!   an exit costs a branch, not a copy of the write-back code.
 //! - Loads and stores do the software-TLB lookup inline (tag compare that also tests the
 //!   alignment, so a misaligned access takes the unlikely path) and call the shared slow path
 //!   (`exec::abi`) otherwise; a slow path that reached a device (no TLB entry afterwards) makes
 //!   the region leave at the end of the block, where the interpreter would call the platform.
-//! - Every transfer between blocks of the region makes the run loop's checks: the instruction
-//!   limit, and a transfer budget so a loop returns to the run loop (interrupts, timers) in
+//! - Every transfer between the region's blocks makes the run loop's checks (the instruction
+//!   limit, a device touched), so a region stops exactly where the interpreter would; transfers
+//!   that may close a loop (to a block at or before the current pc: every cycle has one) also
+//!   spend a transfer budget, so a loop returns to the run loop (interrupts, timers) in
 //!   bounded time.
 //! - Anything with shared Rust semantics (A, F/D, CSRs and system instructions, rare ALU
 //!   operations) is a call to the same helper tier 1 uses.
@@ -131,8 +136,11 @@ pub fn build_region<'ctx>(
         limit: context.i64_type().const_zero(),
         blocks: HashMap::new(),
         env,
+        exit_bb: None,
+        exits: std::cell::RefCell::new(Vec::new()),
     };
     g.prologue(used)?;
+    g.exit_bb = Some(context.append_basic_block(func, "exit"));
     for block in &plan.blocks {
         let bb = context.append_basic_block(func, &format!("b_{:08x}", block.pc));
         g.blocks.insert(block.pc, bb);
@@ -143,6 +151,7 @@ pub fn build_region<'ctx>(
         g.b.position_at_end(g.blocks[&block.pc]);
         g.block(block)?;
     }
+    g.exit_block()?;
     Ok(func)
 }
 
@@ -169,6 +178,18 @@ struct Gen<'ctx, 'a> {
     limit: IntValue<'ctx>,
     blocks: HashMap<u32, BasicBlock<'ctx>>,
     env: &'a CodegenEnv,
+    /// The shared exit block, and what each exit brings to it.
+    exit_bb: Option<BasicBlock<'ctx>>,
+    exits: std::cell::RefCell<Vec<ExitEdge<'ctx>>>,
+}
+
+/// One edge into the shared exit block: the pc to leave with, the instructions of the current
+/// block retired before leaving (added to `instret`), the exit code.
+struct ExitEdge<'ctx> {
+    from: BasicBlock<'ctx>,
+    pc: IntValue<'ctx>,
+    extra: IntValue<'ctx>,
+    code: IntValue<'ctx>,
 }
 
 impl<'ctx> Gen<'ctx, '_> {
@@ -210,12 +231,12 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_load(self.i64t, self.hart_field(Layout::INSTRET)?, "")?;
         self.b.build_store(self.instret, v)?;
-        self.budget = self.b.build_alloca(self.i32t, "budget")?;
-        self.b
-            .build_store(self.budget, self.c32(REGION_TRANSFER_BUDGET))?;
         self.leave = self.b.build_alloca(self.context.bool_type(), "leave")?;
         self.b
             .build_store(self.leave, self.context.bool_type().const_zero())?;
+        self.budget = self.b.build_alloca(self.i32t, "budget")?;
+        self.b
+            .build_store(self.budget, self.c32(REGION_TRANSFER_BUDGET))?;
         // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
         let limit_ptr = unsafe {
             self.b.build_gep(
@@ -282,9 +303,72 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Leave the region: registers and `instret + extra` to the hart, `hart.pc = pc`, return
     /// `exit`. Ends the current basic block.
     fn leave_region(&self, pc: IntValue<'ctx>, extra: u64, exit: Exit) -> Result<()> {
-        self.write_back(extra)?;
-        self.b.build_store(self.hart_field(Layout::PC)?, pc)?;
-        self.b.build_return(Some(&self.c32(exit.0)))?;
+        self.leave_with(pc, self.c64(extra), self.c32(exit.0))
+    }
+
+    /// [`Gen::leave_region`] with values computed at run time.
+    fn leave_with(
+        &self,
+        pc: IntValue<'ctx>,
+        extra: IntValue<'ctx>,
+        code: IntValue<'ctx>,
+    ) -> Result<()> {
+        let (Some(from), Some(exit_bb)) = (self.b.get_insert_block(), self.exit_bb) else {
+            return Err(CodegenError::Builder(
+                inkwell::builder::BuilderError::UnsetPosition,
+            ));
+        };
+        self.exits.borrow_mut().push(ExitEdge {
+            from,
+            pc,
+            extra,
+            code,
+        });
+        self.b.build_unconditional_branch(exit_bb)?;
+        Ok(())
+    }
+
+    /// The shared exit block: write back, set pc and instret, return the exit code.
+    fn exit_block(&self) -> Result<()> {
+        let Some(exit_bb) = self.exit_bb else {
+            return Ok(());
+        };
+        self.b.position_at_end(exit_bb);
+        let exits = self.exits.borrow();
+        if exits.is_empty() {
+            self.b.build_unreachable()?;
+            return Ok(());
+        }
+        let pc = self.b.build_phi(self.i32t, "exit_pc")?;
+        let extra = self.b.build_phi(self.i64t, "exit_extra")?;
+        let code = self.b.build_phi(self.i32t, "exit_code")?;
+        for e in exits.iter() {
+            pc.add_incoming(&[(&e.pc, e.from)]);
+            extra.add_incoming(&[(&e.extra, e.from)]);
+            code.add_incoming(&[(&e.code, e.from)]);
+        }
+        for r in 1..32u8 {
+            if self.written & (1 << r) != 0 {
+                let v = self.reg(r)?;
+                self.b
+                    .build_store(self.hart_field(Layout::X + 4 * r as u64)?, v)?;
+            }
+        }
+        let base = self
+            .b
+            .build_load(self.i64t, self.instret, "")?
+            .into_int_value();
+        let instret = self
+            .b
+            .build_int_add(base, extra.as_basic_value().into_int_value(), "")?;
+        self.b
+            .build_store(self.hart_field(Layout::INSTRET)?, instret)?;
+        self.b.build_store(
+            self.hart_field(Layout::PC)?,
+            pc.as_basic_value().into_int_value(),
+        )?;
+        self.b
+            .build_return(Some(&code.as_basic_value().into_int_value()))?;
         Ok(())
     }
 
@@ -309,10 +393,11 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// After the block's instructions retired (`n` of them, already added to `instret`):
-    /// go on to the block at `target`, in the region when it is one of its blocks and the run
-    /// loop's checks pass, else leave for the run loop.
-    fn goto(&self, target: u32) -> Result<()> {
+    /// After the block's instructions retired (already added to `instret`), the last of them
+    /// at `from`: go on to the block at `target`, in the region when it is one of its blocks
+    /// (and, on a transfer that may close a loop, the run loop's checks pass), else leave for
+    /// the run loop.
+    fn goto(&self, from: u32, target: u32) -> Result<()> {
         let target_v = self.c32(target);
         let Some(&bb) = self.blocks.get(&target) else {
             return self.leave_region(target_v, 0, Exit::NEXT);
@@ -320,7 +405,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let out = self.new_bb("out");
         let go = self.new_bb("go");
         // The run loop's checks between blocks: instruction limit, a device touched (the
-        // platform must run), the transfer budget.
+        // platform must run), and on a transfer that may close a loop the budget.
         let instret = self
             .b
             .build_load(self.i64t, self.instret, "")?
@@ -332,17 +417,19 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_load(self.context.bool_type(), self.leave, "")?
             .into_int_value();
-        let budget = self
-            .b
-            .build_load(self.i32t, self.budget, "")?
-            .into_int_value();
-        let budget = self.b.build_int_sub(budget, self.c32(1), "")?;
-        self.b.build_store(self.budget, budget)?;
-        let spent = self
-            .b
-            .build_int_compare(IntPredicate::EQ, budget, self.c32(0), "")?;
-        let stop = self.b.build_or(at_limit, leave, "")?;
-        let stop = self.b.build_or(stop, spent, "")?;
+        let mut stop = self.b.build_or(at_limit, leave, "")?;
+        if target <= from {
+            let budget = self
+                .b
+                .build_load(self.i32t, self.budget, "")?
+                .into_int_value();
+            let budget = self.b.build_int_sub(budget, self.c32(1), "")?;
+            self.b.build_store(self.budget, budget)?;
+            let spent = self
+                .b
+                .build_int_compare(IntPredicate::EQ, budget, self.c32(0), "")?;
+            stop = self.b.build_or(stop, spent, "")?;
+        }
         self.branch_unlikely(stop, out, go)?;
         self.b.position_at_end(out);
         self.leave_region(target_v, 0, Exit::NEXT)?;
@@ -365,8 +452,10 @@ impl<'ctx> Gen<'ctx, '_> {
     fn block(&mut self, block: &RegionBlock) -> Result<()> {
         let n = block.insns.len();
         let mut pc = block.pc;
+        let mut last_pc = pc;
         let mut index = 0;
         while index < n {
+            last_pc = pc;
             let i = &block.insns[index];
             let next_pc = pc.wrapping_add(i.len as u32);
             if index + 1 == n && i.ends_block() {
@@ -386,7 +475,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         // Fell off the end (size limit or page end).
         self.retire(n as u64)?;
-        self.goto(pc)
+        self.goto(last_pc, pc)
     }
 
     /// The block-ending instruction `i` at `pc` (the `index`-th of `n`).
@@ -408,19 +497,19 @@ impl<'ctx> Gen<'ctx, '_> {
                 let (yes, no) = (self.new_bb("taken"), self.new_bb("not_taken"));
                 self.b.build_conditional_branch(taken, yes, no)?;
                 self.b.position_at_end(yes);
-                self.goto(pc.wrapping_add(i.imm as u32))?;
+                self.goto(pc, pc.wrapping_add(i.imm as u32))?;
                 self.b.position_at_end(no);
-                self.goto(next_pc)
+                self.goto(pc, next_pc)
             }
             OpClass::Jal => {
                 self.set_reg(i.rd, self.c32(next_pc))?;
                 self.retire(n)?;
-                self.goto(pc.wrapping_add(i.imm as u32))
+                self.goto(pc, pc.wrapping_add(i.imm as u32))
             }
             OpClass::Jalr if i.rs1 == 0 => {
                 self.set_reg(i.rd, self.c32(next_pc))?;
                 self.retire(n)?;
-                self.goto(i.imm as u32 & !1)
+                self.goto(pc, i.imm as u32 & !1)
             }
             OpClass::Jalr => {
                 // The target is read before the link is written: rd may equal rs1.
@@ -660,16 +749,20 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_int_to_ptr(host, self.hart.get_type(), "host")?)
     }
 
-    /// After a slow path succeeded: if the page is still not in the TLB, the access went to a
-    /// device (or uncacheable memory), so the platform must run at the end of the block.
-    fn note_device_access(&self, va: IntValue<'ctx>, size: u32, write: bool) -> Result<()> {
+    /// After a slow path succeeded: whether the page is still not in the TLB, that is, the
+    /// access went to a device (or uncacheable memory), so the platform must run next.
+    fn device_access(&self, va: IntValue<'ctx>, size: u32, write: bool) -> Result<IntValue<'ctx>> {
         let (_, hit) = self.tlb_probe(va, size, write)?;
+        Ok(self.b.build_not(hit, "device")?)
+    }
+
+    /// Leave at the end of the block if `device` (a device was accessed).
+    fn leave_at_block_end_if(&self, device: IntValue<'ctx>) -> Result<()> {
         let old = self
             .b
             .build_load(self.context.bool_type(), self.leave, "")?
             .into_int_value();
-        let missed = self.b.build_not(hit, "")?;
-        let v = self.b.build_or(old, missed, "")?;
+        let v = self.b.build_or(old, device, "")?;
         self.b.build_store(self.leave, v)?;
         Ok(())
     }
@@ -703,7 +796,6 @@ impl<'ctx> Gen<'ctx, '_> {
             self.b.build_int_z_extend(raw, self.i32t, "")?
         };
         let fast_end = self.b.get_insert_block().unwrap_or(fast);
-        self.b.build_unconditional_branch(done)?;
         // Slow path: the shared one (misses, devices, misaligned accesses, faults).
         self.b.position_at_end(slow);
         self.store_instret(0)?;
@@ -724,7 +816,6 @@ impl<'ctx> Gen<'ctx, '_> {
         let status = self.b.build_right_shift(r, self.c64(32), false, "")?;
         let status = self.b.build_int_truncate(status, self.i32t, "")?;
         self.trap_if(status, pc, index)?;
-        self.note_device_access(va, size, false)?;
         let raw = self
             .b
             .build_int_truncate(r, ty_of(self.context, size), "")?;
@@ -735,12 +826,15 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             self.b.build_int_z_extend(raw, self.i32t, "")?
         };
-        let slow_end = self.b.get_insert_block().unwrap_or(slow);
+        self.set_reg(i.rd, slow_v)?;
+        let device = self.device_access(va, size, false)?;
+        self.leave_at_block_end_if(device)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(fast_end);
+        self.set_reg(i.rd, fast_v)?;
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
-        let phi = self.b.build_phi(self.i32t, "")?;
-        phi.add_incoming(&[(&fast_v, fast_end), (&slow_v, slow_end)]);
-        self.set_reg(i.rd, phi.as_basic_value().into_int_value())
+        Ok(())
     }
 
     fn store(&mut self, i: &Insn, width: u8, pc: u32, index: u64) -> Result<()> {
@@ -782,9 +876,47 @@ impl<'ctx> Gen<'ctx, '_> {
             false,
         );
         let status = self.call(helper, ty, &[va.into(), value.into()])?;
-        self.trap_if(status, pc, index)?;
-        self.code_written_if(status, pc.wrapping_add(i.len as u32), index)?;
-        self.note_device_access(va, size, true)?;
+        // One exit for everything unusual: a trap (at the store) or a store into code (after
+        // it); a device store leaves at the end of the block.
+        let device = self.device_access(va, size, true)?;
+        self.leave_at_block_end_if(device)?;
+        let zero = self.c32(0);
+        let trapped =
+            self.b
+                .build_int_compare(IntPredicate::EQ, status, self.c32(STATUS_TRAP), "")?;
+        let unusual = self
+            .b
+            .build_int_compare(IntPredicate::NE, status, zero, "")?;
+        let (out, ok) = (self.new_bb("st_out"), self.new_bb("ok"));
+        self.branch_unlikely(unusual, out, ok)?;
+        self.b.position_at_end(out);
+        let next_pc = pc.wrapping_add(i.len as u32);
+        let exit_pc = self
+            .b
+            .build_select(trapped, self.c32(pc), self.c32(next_pc), "")?
+            .into_int_value();
+        let extra = self
+            .b
+            .build_select(trapped, self.c64(index), self.c64(index + 1), "")?
+            .into_int_value();
+        let code = self
+            .b
+            .build_select(
+                trapped,
+                self.c32(Exit::TRAP.0),
+                self.b
+                    .build_select(
+                        unusual,
+                        self.c32(Exit::CODE_WRITTEN.0),
+                        self.c32(Exit::NEXT.0),
+                        "",
+                    )?
+                    .into_int_value(),
+                "",
+            )?
+            .into_int_value();
+        self.leave_with(exit_pc, extra, code)?;
+        self.b.position_at_end(ok);
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
         Ok(())

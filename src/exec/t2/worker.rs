@@ -4,9 +4,9 @@
 //! engine and with it all old code, which the run loop stopped using when it flushed.
 
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
@@ -34,7 +34,7 @@ pub struct CompileDone {
     pub epoch: u64,
     /// The function's address, or why there is none.
     pub result: Result<usize, String>,
-    /// Time the thread spent on this region (IR, optimisation, machine code).
+    /// CPU time the thread spent on this region (IR, optimisation, machine code).
     pub compile_time: Duration,
 }
 
@@ -72,10 +72,7 @@ impl Worker {
 
     /// A finished job, if one is waiting.
     pub fn try_done(&self) -> Option<CompileDone> {
-        match self.done.try_recv() {
-            Ok(d) => Some(d),
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-        }
+        self.done.try_recv().ok()
     }
 
     /// Wait for the next finished job (`None` if the thread is gone).
@@ -90,6 +87,21 @@ impl Drop for Worker {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// CPU time this thread has used (what a compile costs, whatever else the host is doing).
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
+    if ok {
+        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    } else {
+        Duration::ZERO
     }
 }
 
@@ -123,7 +135,7 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>) {
     let mut engine: Option<(u64, ExecutionEngine<'_>, Vec<Module<'_>>)> = None;
     let dump = dump_dir();
     while let Ok(Message::Job(job)) = jobs.recv() {
-        let started = Instant::now();
+        let started = thread_cpu_time();
         if engine
             .as_ref()
             .is_some_and(|(epoch, _, _)| *epoch != job.epoch)
@@ -139,7 +151,7 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>) {
             id: job.id,
             epoch: job.epoch,
             result,
-            compile_time: started.elapsed(),
+            compile_time: thread_cpu_time().saturating_sub(started),
         };
         if done.send(answer).is_err() {
             break;
@@ -158,7 +170,9 @@ fn compile_one<'ctx>(
     let module = context.create_module(&name);
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
+    let t0 = thread_cpu_time();
     build_region(context, &module, &name, &job.plan, &job.env).map_err(|e| e.to_string())?;
+    let t_ir = thread_cpu_time() - t0;
     let write_ir = |suffix: &str| {
         if let Some(dir) = dump {
             let path = dir.join(format!("{name}.{suffix}.ll"));
@@ -172,9 +186,14 @@ fn compile_one<'ctx>(
         .verify()
         .map_err(|e| format!("invalid IR for region {:#x}: {e}", job.plan.entry_pc))?;
     module
-        .run_passes("default<O2>", machine, PassBuilderOptions::create())
+        .run_passes(
+            &std::env::var("RV32VM_T2_PASSES").unwrap_or_else(|_| "default<O2>".into()),
+            machine,
+            PassBuilderOptions::create(),
+        )
         .map_err(|e| e.to_string())?;
     write_ir("opt");
+    let t_opt = thread_cpu_time() - t0;
     let (_, ee, modules) = match engine {
         Some(e) => {
             e.1.add_module(&module)
@@ -183,12 +202,26 @@ fn compile_one<'ctx>(
         }
         None => {
             let ee = module
-                .create_jit_execution_engine(OptimizationLevel::Aggressive)
+                .create_jit_execution_engine(match std::env::var("RV32VM_T2_CG").as_deref() {
+                    Ok("0") => OptimizationLevel::None,
+                    Ok("1") => OptimizationLevel::Less,
+                    Ok("2") => OptimizationLevel::Default,
+                    _ => OptimizationLevel::Aggressive,
+                })
                 .map_err(|e| e.to_string())?;
             engine.insert((job.epoch, ee, Vec::new()))
         }
     };
     let addr = ee.get_function_address(&name).map_err(|e| e.to_string())?;
+    if std::env::var_os("RV32VM_T2_TIMES").is_some() {
+        eprintln!(
+            "t2 {} insns: ir {:?} opt {:?} total {:?}",
+            job.plan.insn_count(),
+            t_ir,
+            t_opt,
+            thread_cpu_time() - t0
+        );
+    }
     modules.push(module);
     Ok(addr)
 }

@@ -500,6 +500,71 @@ fn random_block(rng: &mut Rng) -> Vec<u32> {
     words
 }
 
+/// A random multi-block program for region formation: segments of random instructions, each
+/// ending in a branch (backwards or forwards), a jump, a jump through a constant base, an
+/// indirect jump through a random register, or falling through; loops are welcome (the run
+/// stops at the instruction limit, exactly where the interpreter would).
+fn random_region(rng: &mut Rng) -> Vec<u32> {
+    let segments = 2 + rng.below(5) as usize;
+    let bodies: Vec<Vec<u32>> = (0..segments)
+        .map(|_| {
+            let mut body = Vec::new();
+            for _ in 0..1 + rng.below(8) {
+                match rng.below(6) {
+                    0 => random_pattern(rng, &mut body),
+                    1 => body.push(random_fp_insn(rng)),
+                    _ => body.push(random_insn(rng)),
+                }
+            }
+            body
+        })
+        .collect();
+    // Every terminator is 3 words (padded with nops), so segment addresses are known first.
+    const NOP: u32 = 0x0000_0013;
+    let mut starts = Vec::new();
+    let mut at = CODE_BASE;
+    for body in &bodies {
+        starts.push(at);
+        at += 4 * (body.len() as u32 + 3);
+    }
+    let end = at; // the final ecall
+    let mut words = Vec::new();
+    for body in &bodies {
+        words.extend_from_slice(body);
+        let here = CODE_BASE + 4 * words.len() as u32;
+        let target = if rng.below(5) == 0 {
+            end
+        } else {
+            starts[rng.below(segments as u32) as usize]
+        };
+        let rel = target.wrapping_sub(here) as i32;
+        let (rs1, rs2) = (rng.below(32), rng.below(32));
+        let term: [u32; 3] = match rng.below(6) {
+            0 | 1 => [
+                b_type(rel, rs2, rs1, rng.pick(&[0, 1, 4, 5, 6, 7])),
+                NOP,
+                NOP,
+            ],
+            2 => [j_type(rel, rng.pick(&[0, 1])), NOP, NOP],
+            3 => [
+                target & 0xffff_f000 | 7 << 7 | 0x37,
+                i_type((target & 0xfff) as i32, 7, 0, 7, 0x13),
+                i_type(0, 7, 0, rng.below(32), 0x67),
+            ],
+            // Indirect through whatever the register holds (often a fault).
+            4 => [
+                i_type(rng.pick(IMMS), rs1, 0, rng.below(32), 0x67),
+                NOP,
+                NOP,
+            ],
+            _ => [NOP, NOP, NOP],
+        };
+        words.extend_from_slice(&term);
+    }
+    words.push(0x0000_0073); // ecall
+    words
+}
+
 /// Everything a run can change.
 #[derive(Debug, PartialEq)]
 struct Outcome {
@@ -667,6 +732,8 @@ fn near_limit_float(rng: &mut Rng) -> u64 {
 enum CaseKind {
     /// Everything [`random_block`] makes.
     Mixed,
+    /// A multi-block program with loops and indirect jumps ([`random_region`]).
+    Region,
     /// Only F/D computations on operands near the limits of their format (underflow,
     /// overflow, rounding near subnormals), then an ecall.
     FloatLimits,
@@ -680,6 +747,7 @@ fn check_case_of(seed: u64, kind: CaseKind) {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let words = match kind {
         CaseKind::Mixed => random_block(&mut rng),
+        CaseKind::Region => random_region(&mut rng),
         CaseKind::FloatLimits => {
             let n = 1 + rng.below(12);
             let mut w: Vec<u32> = (0..n).map(|_| random_fp_insn(&mut rng)).collect();
@@ -730,11 +798,7 @@ fn check_case_of(seed: u64, kind: CaseKind) {
         allow_misaligned,
         &fp,
     );
-    for (tier, ir, name) in [
-        (Tier::Interp, ALL_PASSES, "the optimised interpreter"),
-        (Tier::T1, ALL_PASSES, "tier 1"),
-        (Tier::T1, NO_PASSES, "tier 1 without block passes"),
-    ] {
+    for &(tier, ir, name) in OTHER_TIERS {
         let t1 = run_with_fp(tier, ir, &code, &regs, &data, allow_misaligned, &fp);
         if interp == t1 {
             continue;
@@ -774,6 +838,20 @@ fn check_case_of(seed: u64, kind: CaseKind) {
     }
 }
 
+/// Every tier this build has, with the block optimiser's passes on and off, each checked
+/// against the unoptimised interpreter.
+const OTHER_TIERS: &[(Tier, IrOptions, &str)] = &[
+    (Tier::Interp, ALL_PASSES, "the optimised interpreter"),
+    #[cfg(tier1)]
+    (Tier::T1, ALL_PASSES, "tier 1"),
+    #[cfg(tier1)]
+    (Tier::T1, NO_PASSES, "tier 1 without block passes"),
+    #[cfg(tier2)]
+    (Tier::T2, ALL_PASSES, "tier 2"),
+    #[cfg(tier2)]
+    (Tier::T2, NO_PASSES, "tier 2 without block passes"),
+];
+
 /// Cases per randomized test: `RV32VM_LOCKSTEP_CASES`, or 3000.
 fn lockstep_cases() -> u64 {
     std::env::var("RV32VM_LOCKSTEP_CASES")
@@ -783,9 +861,16 @@ fn lockstep_cases() -> u64 {
 }
 
 #[test]
-fn tier1_matches_interpreter_on_random_blocks() {
+fn every_tier_matches_interpreter_on_random_blocks() {
     for seed in 0..lockstep_cases() {
         check_case(seed);
+    }
+}
+
+#[test]
+fn every_tier_matches_interpreter_on_random_regions() {
+    for seed in 0..lockstep_cases() {
+        check_case_of(seed, CaseKind::Region);
     }
 }
 
@@ -797,7 +882,7 @@ fn native_floating_point_matches_softfloat_near_format_limits() {
 }
 
 #[test]
-fn tier1_matches_interpreter_on_a_loop_that_chains_to_itself() {
+fn every_tier_matches_interpreter_on_a_loop_that_chains_to_itself() {
     // x1 counts down from 1000 by 1; x2 accumulates; the loop block chains to itself and
     // must return to the run loop at the budget and at the instruction limit alike.
     let words = [
@@ -811,9 +896,10 @@ fn tier1_matches_interpreter_on_a_loop_that_chains_to_itself() {
     let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let interp = run(Tier::Interp, &code, &[0; 32], &data, false);
-    let t1 = run(Tier::T1, &code, &[0; 32], &data, false);
     assert_eq!(interp.x[2], 500_500);
-    assert_eq!(interp, t1);
+    for &(tier, _, name) in OTHER_TIERS {
+        assert!(run(tier, &code, &[0; 32], &data, false) == interp, "{name}");
+    }
 }
 
 #[test]
@@ -840,16 +926,19 @@ fn chained_jump_into_a_block_changed_by_a_store_is_unlinked() {
     put(0x2012, &0x0000_0073u32.to_le_bytes()); // ecall
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let interp = run(Tier::Interp, &code, &[0; 32], &data, false);
-    let t1 = run(Tier::T1, &code, &[0; 32], &data, false);
     assert_eq!(
         interp.x[1],
         1 + 100 + 100,
         "the interpreter sees the rewritten instruction"
     );
-    assert_eq!(t1.x, interp.x, "registers");
-    assert_eq!(
-        (t1.pc, t1.instret, t1.trap),
-        (interp.pc, interp.instret, interp.trap)
-    );
-    assert!(t1.code == interp.code, "code memory differs");
+    for &(tier, _, name) in OTHER_TIERS {
+        let other = run(tier, &code, &[0; 32], &data, false);
+        assert_eq!(other.x, interp.x, "{name}: registers");
+        assert_eq!(
+            (other.pc, other.instret, other.trap),
+            (interp.pc, interp.instret, interp.trap),
+            "{name}"
+        );
+        assert!(other.code == interp.code, "{name}: code memory differs");
+    }
 }
