@@ -61,7 +61,11 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         "  blocks invalidated    {} (stores into code pages)",
         s.blocks_invalidated
     );
-    let _ = writeln!(out, "  code flushes          {}", s.code_flushes);
+    let _ = writeln!(
+        out,
+        "  code flushes          {} (fence.i dropping only changed code: {})",
+        s.code_flushes, s.fence_i_precise
+    );
     use isa::Fusion;
     let kinds = [
         (Fusion::LuiAddi, "lui+addi"),

@@ -206,6 +206,10 @@ struct EngineArgs {
     /// from the run loop.
     #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T2_THRESHOLD)]
     t2_threshold: u32,
+    /// How hard tier 2's LLVM optimises regions: `full` (O2; the default under auto) or
+    /// `fast` (a short pipeline and fast instruction selection; the default under --tier t2).
+    #[arg(long, value_name = "full|fast", value_parser = parse_t2_opt)]
+    t2_opt: Option<rv32vm::exec::T2Opt>,
     /// Do not chain compiled blocks with patched jumps.
     #[arg(long)]
     no_chain: bool,
@@ -223,6 +227,7 @@ impl EngineArgs {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
             t2_threshold: self.t2_threshold,
+            t2_opt: self.t2_opt,
             chain: !self.no_chain,
             ir: rv32vm::exec::ir::IrOptions {
                 constopt: !self.no_constopt,
@@ -230,6 +235,11 @@ impl EngineArgs {
             },
         }
     }
+}
+
+fn parse_t2_opt(name: &str) -> Result<rv32vm::exec::T2Opt, String> {
+    rv32vm::exec::T2Opt::from_name(name)
+        .ok_or_else(|| format!("unknown tier-2 optimisation level `{name}` (available: full, fast)"))
 }
 
 fn parse_tier(name: &str) -> Result<Tier, String> {

@@ -287,6 +287,11 @@ impl Platform for BareMachine {
     fn allow_misaligned(&self) -> bool {
         self.allow_misaligned
     }
+
+    /// Nothing but the hart writes RAM here (the HTIF page holds no code).
+    fn note_external_writes(&mut self, _hart: &mut Hart) -> bool {
+        true
+    }
 }
 
 /// Load and run a bare-metal program; returns the process exit status.

@@ -37,7 +37,7 @@ use contract::jump_slot;
 use contract::{block_exit, Exit};
 use contract::{BlockExit, JumpEntry, RunCtx, RunState, JUMP_CACHE_SIZE};
 pub use platform::{Platform, Resume, Stop, Target};
-pub use policy::{EngineConfig, Tier, DEFAULT_T1_THRESHOLD, DEFAULT_T2_THRESHOLD};
+pub use policy::{EngineConfig, T2Opt, Tier, DEFAULT_T1_THRESHOLD, DEFAULT_T2_THRESHOLD};
 
 /// Blocks dropped by stores into their pages that may pile up before everything is flushed
 /// (their memory is held until then).
@@ -51,6 +51,8 @@ pub struct EngineStats {
     pub fused_units: [u64; FUSION_KINDS],
     pub blocks_run: u64,
     pub code_flushes: u64,
+    /// `fence.i`s that dropped only the code other writers changed (not all code).
+    pub fence_i_precise: u64,
     /// Blocks dropped because a store changed their page.
     pub blocks_invalidated: u64,
     pub traps: u64,
@@ -222,6 +224,20 @@ impl Engine {
         self.stats.code_flushes += 1;
     }
 
+    /// `fence.i`: code the hart's own stores changed is gone already (see
+    /// [`Engine::invalidate_written_pages`]); drop what other writers changed, as the platform
+    /// reports it, or everything if it cannot.
+    fn fence_i<P: Platform>(&mut self, hart: &mut Hart, plat: &mut P) {
+        if plat.note_external_writes(hart) {
+            self.stats.fence_i_precise += 1;
+            if hart.code_pages.any_written() {
+                self.invalidate_written_pages(hart);
+            }
+        } else {
+            self.flush_code(hart);
+        }
+    }
+
     /// A store changed code pages (`hart.code_pages` lists them): drop the blocks in them.
     /// Their slot arrays stay allocated (a block may be dropped by a store of its own, and is
     /// still running then) until enough pile up to flush everything.
@@ -368,6 +384,11 @@ impl Engine {
                 region = self.request_region(hart, plat, idx, pc);
             }
             if region != 0 {
+                // Tier 1's entry for the block, if any, is a stub that calls the region.
+                #[cfg(tier1)]
+                if let t1::Lookup::Settled(stub) = self.t1.lookup(idx, pc) {
+                    return Ok((stub, region));
+                }
                 return Ok((0, region));
             }
         }
@@ -476,26 +497,36 @@ impl Engine {
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),
             flat_base: plat.flat_host_base(),
+            opt: self.config.t2_opt(),
         };
         let wait = self.policy.t2_waits();
         match self.t2.request(idx, host, self.epoch, plan, env, wait) {
-            Some(f) => self.install_region(f),
+            Some(f) => self.install_region::<P>(f),
             None => 0,
         }
     }
 
     /// Install a finished region if it is still current; returns its entry (0 if stale).
     #[cfg(tier2)]
-    fn install_region(&mut self, f: t2::Finished) -> usize {
+    fn install_region<P: Platform + 'static>(&mut self, f: t2::Finished) -> usize {
         if f.epoch != self.epoch || self.by_host.get(&f.host) != Some(&f.block) {
             self.t2.drop_stale();
             return 0;
         }
         self.t2.install(&f);
-        // Tier 1's code for the block would bypass the region: chains into it go back to
-        // the dispatcher, which leaves for the run loop, which enters the region.
+        // Tier 1's code for the block would bypass the region: it becomes a stub that calls
+        // the region, so compiled code reaches the region without the run loop. Without
+        // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
         #[cfg(tier1)]
-        self.t1.supersede(f.block, f.host);
+        if self.policy.t1_enabled() {
+            if let Err(e) = self
+                .t1
+                .install_native::<P>(f.block, f.pc, f.host, f.entry)
+            {
+                tracing::debug!("tier 1 cannot call a region: {e}");
+                self.t1.supersede(f.block, f.host);
+            }
+        }
         for e in self.jump_cache.iter_mut() {
             if e.block == f.block && e.host == f.host {
                 *e = JumpEntry::EMPTY;
@@ -573,11 +604,11 @@ impl Engine {
 
     /// Install the regions the compile thread finished.
     #[inline(always)]
-    fn install_finished(&mut self) {
+    fn install_finished<P: Platform + 'static>(&mut self) {
         #[cfg(tier2)]
         if self.t2.busy() {
             for f in self.t2.poll() {
-                self.install_region(f);
+                self.install_region::<P>(f);
             }
         }
     }
@@ -632,11 +663,11 @@ impl Engine {
                 }
             }
             ctx.state.checked = false;
-            self.install_finished();
+            self.install_finished::<P>();
             // SAFETY: as above.
             let plat = unsafe { &mut *ctx.plat };
             let exit = match self.block_at(hart, plat, true) {
-                Ok(found) if found.region != 0 => {
+                Ok(found) if found.region != 0 && found.code == 0 => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
                     // SAFETY: the region is installed for `hart.pc` in the current epoch and
                     // made for `P` (all code is dropped when the platform type changes).
@@ -674,7 +705,7 @@ impl Engine {
                 }
                 BlockExit::FlushCode => {
                     self.stats.exits.flush_code += 1;
-                    self.flush_code(hart);
+                    self.fence_i(hart, plat);
                 }
                 BlockExit::CodeWritten => self.stats.exits.code_written += 1,
                 BlockExit::Trap(trap) => {
@@ -687,6 +718,8 @@ impl Engine {
                     match unsafe { &mut *ctx.plat }.handle_trap(hart, trap) {
                         Ok(Resume::Continue) => {}
                         Ok(Resume::FlushCode) => self.flush_code(hart),
+                        // SAFETY: as above.
+                        Ok(Resume::FenceI) => self.fence_i(hart, unsafe { &mut *ctx.plat }),
                         Err(stop) => break stop,
                     }
                 }

@@ -39,6 +39,9 @@ pub enum Resume {
     /// Continue at `hart.pc`, but every decoded or compiled block may be stale (code memory was
     /// remapped or unmapped): drop them first.
     FlushCode,
+    /// Continue at `hart.pc` after the equivalent of a `fence.i` (an SBI remote fence.i): drop
+    /// code that changed by other means than the hart's own stores.
+    FenceI,
 }
 
 /// Services the engine needs from its surroundings.
@@ -69,6 +72,14 @@ pub trait Platform {
     #[inline(always)]
     fn between_blocks(&mut self, _hart: &mut Hart) -> Option<Stop> {
         None
+    }
+
+    /// A `fence.i` retired: the hart's own stores into code were noticed as they happened, but
+    /// other writers (device DMA, firmware) were not. Record every page of RAM those wrote since
+    /// the last call with `hart.code_pages.note_store` and return true, so the engine drops just
+    /// that code; or return false if the platform cannot tell, and all code is dropped.
+    fn note_external_writes(&mut self, _hart: &mut Hart) -> bool {
+        false
     }
 
     /// WFI retired: idle until an interrupt may be pending (the machine sleeps the host thread

@@ -43,6 +43,30 @@ pub const DEFAULT_T1_THRESHOLD: u32 = 128;
 /// loop, so these entries are samples: a block that keeps coming back is hot.
 pub const DEFAULT_T2_THRESHOLD: u32 = 256;
 
+/// How hard tier 2's compiler (LLVM) optimises a region: the trade between compile time and
+/// code quality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum T2Opt {
+    /// LLVM's O2 pipeline and its best instruction selection: the default for regions compiled
+    /// in the background (`--tier auto`), where compile time is off the guest's path.
+    Full,
+    /// Registers to SSA values and local clean-ups, then fast instruction selection: several
+    /// times less compile time, the default for `--tier t2`, which compiles every region before
+    /// it first runs.
+    Fast,
+}
+
+impl T2Opt {
+    /// By CLI name (`full`, `fast`).
+    pub fn from_name(name: &str) -> Option<T2Opt> {
+        match name {
+            "full" => Some(T2Opt::Full),
+            "fast" => Some(T2Opt::Fast),
+            _ => None,
+        }
+    }
+}
+
 /// Engine settings chosen by the user.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -52,10 +76,23 @@ pub struct EngineConfig {
     pub t1_threshold: u32,
     /// With `Tier::Auto`: ask for a region at a block after this many more run-loop entries.
     pub t2_threshold: u32,
+    /// Tier 2's optimisation level; `None` picks by tier (`Full` for auto, `Fast` for t2).
+    pub t2_opt: Option<T2Opt>,
     /// Chain compiled blocks with patched direct jumps (`--no-chain` turns it off).
     pub chain: bool,
     /// Block optimisation passes (`--no-constopt`, `--no-fuse`).
     pub ir: super::ir::IrOptions,
+}
+
+impl EngineConfig {
+    /// Tier 2's optimisation level for this configuration.
+    pub fn t2_opt(&self) -> T2Opt {
+        self.t2_opt.unwrap_or(if self.tier == Tier::T2 {
+            T2Opt::Fast
+        } else {
+            T2Opt::Full
+        })
+    }
 }
 
 impl Default for EngineConfig {
@@ -64,6 +101,7 @@ impl Default for EngineConfig {
             tier: Tier::default(),
             t1_threshold: DEFAULT_T1_THRESHOLD,
             t2_threshold: DEFAULT_T2_THRESHOLD,
+            t2_opt: None,
             chain: true,
             ir: super::ir::IrOptions::default(),
         }

@@ -42,6 +42,11 @@ pub enum FirmwareMode {
 pub struct System {
     /// Before `ram`: devices hold views of RAM (virtio DMA) and must go first.
     pub bus: Bus,
+    /// The devices' view of RAM, whose dirty bitmap says which pages they wrote (before `ram`
+    /// too).
+    dma_view: virtio::GuestMemoryMmap,
+    /// Host address of guest RAM's first byte.
+    ram_host: usize,
     pub ram: GuestRam,
     plic: DeviceId<Plic>,
     clint: DeviceId<Clint>,
@@ -137,6 +142,7 @@ impl System {
             |slot: usize| map::VIRTIO_BASE as u64 + slot as u64 * map::VIRTIO_STRIDE as u64;
         let mut irqs = virtio_irqs.into_iter();
         let mut disk_ids = Vec::new();
+        let dma_view = memory.clone();
         for (slot, (disk, irq)) in disks.into_iter().zip(&mut irqs).enumerate() {
             let dev = VirtioMmio::new(disk, memory.clone(), irq);
             disk_ids.push(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, dev)?);
@@ -149,6 +155,8 @@ impl System {
         Ok(System {
             ram,
             bus,
+            dma_view,
+            ram_host: ram_host as usize,
             plic,
             clint,
             uart,
@@ -473,6 +481,13 @@ impl SbiHost for SbiView<'_> {
         self.system.ram.bytes(pa, len as u64).map(<[u8]>::to_vec)
     }
     fn write_phys(&mut self, pa: u64, bytes: &[u8]) -> bool {
+        // Firmware writes are not the hart's stores: code they change must be noticed too.
+        if let Some(host) = self.system.ram.host(pa, bytes.len() as u64) {
+            let host = host as usize;
+            for page in (host & !0xfff..host + bytes.len()).step_by(4096) {
+                self.hart.code_pages.note_store(page);
+            }
+        }
         self.system.ram.write(pa, bytes)
     }
     fn send_ipi(&mut self) {
@@ -556,7 +571,7 @@ impl Platform for System {
                     }
                     hart.pc = hart.pc.wrapping_add(4);
                     return Ok(if flush {
-                        Resume::FlushCode
+                        Resume::FenceI
                     } else {
                         Resume::Continue
                     });
@@ -612,6 +627,14 @@ impl Platform for System {
 
     fn wait_for_interrupt(&mut self, hart: &mut Hart) {
         self.idle(hart);
+    }
+
+    fn note_external_writes(&mut self, hart: &mut Hart) -> bool {
+        let ram_host = self.ram_host;
+        virtio::take_dma_written_pages(&self.dma_view, |offset| {
+            hart.code_pages.note_store(ram_host + offset);
+        });
+        true
     }
 }
 

@@ -51,14 +51,21 @@ mod tests;
 
 use virtio_queue::DescriptorChain;
 use vm_memory::mmap::{MmapRegionBuilder, MmapRegionError};
-use vm_memory::{GuestAddress, GuestRegionCollectionError, GuestRegionMmap};
+use vm_memory::bitmap::AtomicBitmap;
+use vm_memory::{GuestAddress, GuestMemoryBackend, GuestRegionCollectionError, GuestRegionMmap};
 
 pub use blk::VirtioBlk;
 pub use disk::{Disk, DiskError, DiskOptions};
 pub use mmio::VirtioMmio;
 pub use rng::VirtioRng;
 /// Guest memory as the virtio devices see it: the machine's RAM, one `vm-memory` region.
-pub use vm_memory::GuestMemoryMmap;
+/// Guest RAM as the devices see it: one region over the machine's RAM mapping, with a bitmap of
+/// the pages devices wrote (DMA), so that the machine can tell which pages of code a device
+/// changed ([`take_dma_written_pages`]).
+pub type GuestMemoryMmap = vm_memory::GuestMemoryMmap<AtomicBitmap>;
+
+/// Guest page size the DMA bitmap tracks.
+pub const DMA_PAGE_SIZE: usize = 4096;
 
 /// The descriptor chains handed to [`VirtioDevice::process_chain`].
 pub type Chain<'a> = DescriptorChain<&'a GuestMemoryMmap>;
@@ -149,6 +156,22 @@ pub enum GuestMemoryMapError {
     Collection(#[from] GuestRegionCollectionError),
 }
 
+/// Call `f` with the offset into RAM of every page a device wrote since the last call (the
+/// first page of the region is offset 0), and forget them.
+pub fn take_dma_written_pages(memory: &GuestMemoryMmap, mut f: impl FnMut(usize)) {
+    for region in memory.iter() {
+        let words = region.bitmap().get_and_reset();
+        for (w, word) in words.into_iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                f((w * 64 + bit) * DMA_PAGE_SIZE);
+            }
+        }
+    }
+}
+
 /// Describes the machine's RAM, `size` bytes mapped at `host` and seen by the guest at physical
 /// address `base`, as guest memory for the virtio devices.
 ///
@@ -170,9 +193,16 @@ pub unsafe fn guest_memory_from_raw(
     if size == 0 || host.is_null() {
         return Err(bad_range);
     }
+    const PAGE: std::num::NonZeroUsize = match std::num::NonZeroUsize::new(DMA_PAGE_SIZE) {
+        Some(p) => p,
+        None => panic!("DMA_PAGE_SIZE is not zero"),
+    };
+    let bitmap = AtomicBitmap::new(size, PAGE);
     // SAFETY: the caller guarantees that `host..host + size` is one live mapping that outlives
     // every user of the region built here.
-    let builder = unsafe { MmapRegionBuilder::new(size).with_raw_mmap_pointer(host) };
+    let builder = unsafe {
+        MmapRegionBuilder::new_with_bitmap(size, bitmap).with_raw_mmap_pointer(host)
+    };
     let region = builder
         .with_mmap_prot(libc::PROT_READ | libc::PROT_WRITE)
         .with_mmap_flags(libc::MAP_ANONYMOUS | libc::MAP_PRIVATE)

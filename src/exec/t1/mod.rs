@@ -273,6 +273,69 @@ impl Jit {
         self.set_code(idx, BlockCode::Superseded);
     }
 
+    /// A higher tier runs block `idx` (guest `pc`, host address `host`) through `native`, a
+    /// C function `u32 f(Hart *, RunCtx *)` that returns the run loop's exit code with
+    /// `hart.pc` set (a tier-2 region). Its tier-1 entry becomes a stub that calls `native` and
+    /// then goes on as a block ending in an indirect jump would (or leaves with its exit code),
+    /// and chained jumps into the block now reach the stub, so compiled code never returns to
+    /// the run loop just to change tiers. Returns the stub's entry.
+    pub fn install_native<P: Platform + 'static>(
+        &mut self,
+        idx: u32,
+        pc: u32,
+        host: usize,
+        native: usize,
+    ) -> Result<usize, JitError> {
+        self.prepare::<P>()?;
+        self.invalidate(idx, host);
+        let (Some(arena), Some((_, stubs, _))) = (&mut self.arena, &self.runtime) else {
+            return Err(JitError::ArenaFull); // not reachable: `prepare` made both
+        };
+        let base = arena.next_addr();
+        let mut e = Emitter::new(base);
+        // The block registers hold the hart and the context; every guest register is in the
+        // hart (compiled code writes back before any transfer), as `native` expects.
+        e.emit_mov64(Reg::Rdi, Reg::Rbx);
+        e.emit_mov64(Reg::Rsi, Reg::Rbp);
+        e.emit_call(native);
+        e.emit_alu32(emit::Alu::Test, Reg::Rax, Reg::Rax);
+        e.emit_jcc_abs(emit::Cond::Ne, stubs.exit);
+        // It left with a plain next pc: the checks of a chained transfer, then the dispatcher.
+        e.emit_alu32_mem_imm(emit::Alu::Sub, templates::state_budget(), 1);
+        e.emit_jcc_abs(emit::Cond::Eq, stubs.exit_next);
+        e.emit_load(emit::Width::B64, false, Reg::Rax, templates::hart_instret());
+        e.emit_cmp64_mem(Reg::Rax, templates::state_limit());
+        e.emit_jcc_abs(emit::Cond::Geu, stubs.exit_next);
+        e.emit_jmp_abs(stubs.dispatch);
+        let code = e
+            .finish()
+            .map_err(|err| JitError::Assemble(err.to_string()))?;
+        let entry = arena.push(&code).ok_or(JitError::ArenaFull)?;
+        self.stats.code_bytes += code.len() as u64;
+        // Exits that were waiting for this block.
+        if let Some(waiting) = self.links.get_mut(&host) {
+            for link in waiting
+                .iter_mut()
+                .filter(|l| !l.linked && l.target_pc == pc)
+            {
+                // SAFETY: `link.site` is a patchable jump in live arena code; no compiled code
+                // runs while the engine installs code.
+                link.linked = unsafe { emit::patch_jmp(link.site, entry) };
+                self.stats.links_patched += link.linked as u64;
+            }
+        }
+        self.set_code(
+            idx,
+            BlockCode::Done(Compiled {
+                entry,
+                pc,
+                len: code.len(),
+                targets: Vec::new(),
+            }),
+        );
+        Ok(entry)
+    }
+
     /// Block `idx` at host address `host` was dropped: jumps chained into its code go back to
     /// the dispatcher, and the code is forgotten (its bytes stay in the arena, unreachable,
     /// until [`Jit::reset`]).

@@ -53,7 +53,7 @@ fn hart_pc() -> Mem {
     Mem::at(HART, offset_of!(Hart, pc) as i32)
 }
 
-fn hart_instret() -> Mem {
+pub(super) fn hart_instret() -> Mem {
     Mem::at(HART, offset_of!(Hart, instret) as i32)
 }
 
@@ -61,7 +61,7 @@ pub(super) fn state_budget() -> Mem {
     Mem::at(CTX, offset_of!(RunState, budget) as i32)
 }
 
-fn state_limit() -> Mem {
+pub(super) fn state_limit() -> Mem {
     Mem::at(CTX, offset_of!(RunState, limit) as i32)
 }
 

@@ -39,6 +39,7 @@ use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::Hart;
 use crate::exec::abi::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use crate::exec::contract::{Exit, RunState};
+use crate::exec::policy::T2Opt;
 use crate::isa::ops::OpClass;
 use crate::isa::{Fusion, Insn, Op};
 
@@ -52,6 +53,24 @@ pub struct CodegenEnv {
     pub helpers: Helpers,
     /// `Some(base)` when guest `va` is at host `base + va` for every cacheable RAM page.
     pub flat_base: Option<usize>,
+    /// How hard LLVM works on each region.
+    pub opt: T2Opt,
+}
+
+/// The LLVM pass pipeline for `opt`.
+pub fn passes(opt: T2Opt) -> &'static str {
+    match opt {
+        T2Opt::Full => "default<O2>",
+        T2Opt::Fast => "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)",
+    }
+}
+
+/// The code generator's optimisation level for `opt`.
+pub fn codegen_level(opt: T2Opt) -> inkwell::OptimizationLevel {
+    match opt {
+        T2Opt::Full => inkwell::OptimizationLevel::Aggressive,
+        T2Opt::Fast => inkwell::OptimizationLevel::None,
+    }
 }
 
 /// Offsets into [`Hart`] and the run context, from `offset_of!`.

@@ -12,8 +12,8 @@ use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::OptimizationLevel;
+use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
 
 use super::codegen::{build_region, CodegenEnv};
 use super::region::RegionPlan;
@@ -170,9 +170,7 @@ fn compile_one<'ctx>(
     let module = context.create_module(&name);
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
-    let t0 = thread_cpu_time();
     build_region(context, &module, &name, &job.plan, &job.env).map_err(|e| e.to_string())?;
-    let t_ir = thread_cpu_time() - t0;
     let write_ir = |suffix: &str| {
         if let Some(dir) = dump {
             let path = dir.join(format!("{name}.{suffix}.ll"));
@@ -186,14 +184,9 @@ fn compile_one<'ctx>(
         .verify()
         .map_err(|e| format!("invalid IR for region {:#x}: {e}", job.plan.entry_pc))?;
     module
-        .run_passes(
-            &std::env::var("RV32VM_T2_PASSES").unwrap_or_else(|_| "default<O2>".into()),
-            machine,
-            PassBuilderOptions::create(),
-        )
+        .run_passes(super::codegen::passes(job.env.opt), machine, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     write_ir("opt");
-    let t_opt = thread_cpu_time() - t0;
     let (_, ee, modules) = match engine {
         Some(e) => {
             e.1.add_module(&module)
@@ -202,26 +195,12 @@ fn compile_one<'ctx>(
         }
         None => {
             let ee = module
-                .create_jit_execution_engine(match std::env::var("RV32VM_T2_CG").as_deref() {
-                    Ok("0") => OptimizationLevel::None,
-                    Ok("1") => OptimizationLevel::Less,
-                    Ok("2") => OptimizationLevel::Default,
-                    _ => OptimizationLevel::Aggressive,
-                })
+                .create_jit_execution_engine(super::codegen::codegen_level(job.env.opt))
                 .map_err(|e| e.to_string())?;
             engine.insert((job.epoch, ee, Vec::new()))
         }
     };
     let addr = ee.get_function_address(&name).map_err(|e| e.to_string())?;
-    if std::env::var_os("RV32VM_T2_TIMES").is_some() {
-        eprintln!(
-            "t2 {} insns: ir {:?} opt {:?} total {:?}",
-            job.plan.insn_count(),
-            t_ir,
-            t_opt,
-            thread_cpu_time() - t0
-        );
-    }
     modules.push(module);
     Ok(addr)
 }
