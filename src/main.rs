@@ -238,8 +238,9 @@ impl EngineArgs {
 }
 
 fn parse_t2_opt(name: &str) -> Result<rv32vm::exec::T2Opt, String> {
-    rv32vm::exec::T2Opt::from_name(name)
-        .ok_or_else(|| format!("unknown tier-2 optimisation level `{name}` (available: full, fast)"))
+    rv32vm::exec::T2Opt::from_name(name).ok_or_else(|| {
+        format!("unknown tier-2 optimisation level `{name}` (available: full, fast)")
+    })
 }
 
 fn parse_tier(name: &str) -> Result<Tier, String> {

@@ -519,10 +519,7 @@ impl Engine {
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
         #[cfg(tier1)]
         if self.policy.t1_enabled() {
-            if let Err(e) = self
-                .t1
-                .install_native::<P>(f.block, f.pc, f.host, f.entry)
-            {
+            if let Err(e) = self.t1.install_native::<P>(f.block, f.pc, f.host, f.entry) {
                 tracing::debug!("tier 1 cannot call a region: {e}");
                 self.t1.supersede(f.block, f.host);
             }

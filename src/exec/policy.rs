@@ -50,7 +50,7 @@ pub enum T2Opt {
     /// LLVM's O2 pipeline and its best instruction selection: the default for regions compiled
     /// in the background (`--tier auto`), where compile time is off the guest's path.
     Full,
-    /// Registers to SSA values and local clean-ups, then fast instruction selection: several
+    /// Registers to SSA values (mem2reg) and nothing else, then fast instruction selection: several
     /// times less compile time, the default for `--tier t2`, which compiles every region before
     /// it first runs.
     Fast,

@@ -50,8 +50,8 @@ pub mod rng;
 mod tests;
 
 use virtio_queue::DescriptorChain;
-use vm_memory::mmap::{MmapRegionBuilder, MmapRegionError};
 use vm_memory::bitmap::AtomicBitmap;
+use vm_memory::mmap::{MmapRegionBuilder, MmapRegionError};
 use vm_memory::{GuestAddress, GuestMemoryBackend, GuestRegionCollectionError, GuestRegionMmap};
 
 pub use blk::VirtioBlk;
@@ -200,9 +200,8 @@ pub unsafe fn guest_memory_from_raw(
     let bitmap = AtomicBitmap::new(size, PAGE);
     // SAFETY: the caller guarantees that `host..host + size` is one live mapping that outlives
     // every user of the region built here.
-    let builder = unsafe {
-        MmapRegionBuilder::new_with_bitmap(size, bitmap).with_raw_mmap_pointer(host)
-    };
+    let builder =
+        unsafe { MmapRegionBuilder::new_with_bitmap(size, bitmap).with_raw_mmap_pointer(host) };
     let region = builder
         .with_mmap_prot(libc::PROT_READ | libc::PROT_WRITE)
         .with_mmap_flags(libc::MAP_ANONYMOUS | libc::MAP_PRIVATE)

@@ -61,7 +61,7 @@ pub struct CodegenEnv {
 pub fn passes(opt: T2Opt) -> &'static str {
     match opt {
         T2Opt::Full => "default<O2>",
-        T2Opt::Fast => "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)",
+        T2Opt::Fast => "function(mem2reg)",
     }
 }
 

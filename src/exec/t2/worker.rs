@@ -4,7 +4,9 @@
 //! engine and with it all old code, which the run loop stopped using when it flushed.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -12,8 +14,8 @@ use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::OptimizationLevel;
 use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::OptimizationLevel;
 
 use super::codegen::{build_region, CodegenEnv};
 use super::region::RegionPlan;
@@ -47,6 +49,8 @@ enum Message {
 pub struct Worker {
     jobs: Sender<Message>,
     done: Receiver<CompileDone>,
+    /// Set when the run loop goes away: queued jobs are dropped, not compiled.
+    quit: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -55,12 +59,15 @@ impl Worker {
     pub fn spawn() -> std::io::Result<Worker> {
         let (jobs, job_rx) = mpsc::channel();
         let (done_tx, done) = mpsc::channel();
+        let quit = Arc::new(AtomicBool::new(false));
+        let thread_quit = quit.clone();
         let thread = std::thread::Builder::new()
             .name("rv32vm-t2".into())
-            .spawn(move || compile_loop(job_rx, done_tx))?;
+            .spawn(move || compile_loop(job_rx, done_tx, &thread_quit))?;
         Ok(Worker {
             jobs,
             done,
+            quit,
             thread: Some(thread),
         })
     }
@@ -83,6 +90,7 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        self.quit.store(true, Ordering::Relaxed);
         let _ = self.jobs.send(Message::Shutdown);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -128,13 +136,16 @@ fn host_machine() -> Result<TargetMachine, String> {
         .ok_or_else(|| "LLVM cannot make a target machine for this host".to_string())
 }
 
-fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>) {
+fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &AtomicBool) {
     let machine = host_machine();
     let context = Context::create();
     // Code of the current epoch: the engine and every module added to it.
     let mut engine: Option<(u64, ExecutionEngine<'_>, Vec<Module<'_>>)> = None;
     let dump = dump_dir();
     while let Ok(Message::Job(job)) = jobs.recv() {
+        if quit.load(Ordering::Relaxed) {
+            break;
+        }
         let started = thread_cpu_time();
         if engine
             .as_ref()
@@ -184,7 +195,11 @@ fn compile_one<'ctx>(
         .verify()
         .map_err(|e| format!("invalid IR for region {:#x}: {e}", job.plan.entry_pc))?;
     module
-        .run_passes(super::codegen::passes(job.env.opt), machine, PassBuilderOptions::create())
+        .run_passes(
+            super::codegen::passes(job.env.opt),
+            machine,
+            PassBuilderOptions::create(),
+        )
         .map_err(|e| e.to_string())?;
     write_ir("opt");
     let (_, ee, modules) = match engine {
