@@ -12,11 +12,17 @@ use std::time::{Duration, Instant};
 
 /// Execution tiers that every ISA test runs under (`rv32vm ... --tier NAME`).
 ///
-/// Only the tiers this build has: tier 1 exists on x86-64 with the `t1` feature.
+/// Every tier this build has (tier 1 and tier 2 exist on x86-64 with the `t1` and `t2`
+/// features), and the default policy that mixes them (which is the interpreter alone, and not
+/// run twice, in a build without compiling tiers).
 pub const TIERS: &[&str] = &[
     "interp",
     #[cfg(all(feature = "t1", target_arch = "x86_64"))]
     "t1",
+    #[cfg(all(feature = "t2", target_arch = "x86_64"))]
+    "t2",
+    #[cfg(all(any(feature = "t1", feature = "t2"), target_arch = "x86_64"))]
+    "auto",
 ];
 
 /// How often a running child is polled for exit.

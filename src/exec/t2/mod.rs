@@ -118,6 +118,19 @@ impl Tier2 {
     }
 
     fn worker(&mut self) -> Option<&Worker> {
+        if self.worker.as_ref().is_some_and(|w| !w.is_ours()) {
+            // A forked child: the thread stayed with the parent. Its object must not be
+            // dropped (that would wait for the thread); what it was compiling never comes
+            // back here, so those blocks may be asked for again. Installed regions stay
+            // valid: their code is in this process's copy of memory.
+            if let Some(w) = self.worker.take() {
+                std::mem::forget(w);
+            }
+            for p in self.pending.values() {
+                self.requested.remove(&p.block);
+            }
+            self.pending.clear();
+        }
         if self.worker.is_none() && !self.broken {
             match Worker::spawn() {
                 Ok(w) => self.worker = Some(w),
@@ -182,6 +195,9 @@ impl Tier2 {
     /// Regions the compile thread has finished since the last call.
     pub fn poll(&mut self) -> Vec<Finished> {
         let mut out = Vec::new();
+        if self.worker.as_ref().is_some_and(|w| !w.is_ours()) {
+            self.worker();
+        }
         while let Some(done) = self.worker.as_ref().and_then(Worker::try_done) {
             if let Some(f) = self.finish(done) {
                 out.push(f);

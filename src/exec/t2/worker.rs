@@ -45,10 +45,50 @@ enum Message {
     Shutdown,
 }
 
+/// Held by the compile thread while it compiles, and by `fork` (through `pthread_atfork`)
+/// while it forks: a child process (user mode emulates `fork` with the host's) never starts
+/// with LLVM's or the allocator's locks taken by a thread that does not exist in it.
+struct ForkGuard(std::cell::UnsafeCell<libc::pthread_mutex_t>);
+
+// SAFETY: the mutex is only used through pthread calls, which synchronise themselves.
+unsafe impl Sync for ForkGuard {}
+
+static FORK_GUARD: ForkGuard = ForkGuard(std::cell::UnsafeCell::new(
+    libc::PTHREAD_MUTEX_INITIALIZER,
+));
+
+extern "C" fn fork_prepare() {
+    // SAFETY: a statically initialised mutex, locked and unlocked in pairs by this module.
+    unsafe { libc::pthread_mutex_lock(FORK_GUARD.0.get()) };
+}
+
+extern "C" fn fork_release() {
+    // SAFETY: `fork_prepare` locked it in this thread (parent), or in the thread the child
+    // process consists of (child).
+    unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
+}
+
+/// Register the fork handlers once per process.
+fn guard_forks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: the handlers only lock and unlock `FORK_GUARD`.
+        let rc = unsafe {
+            libc::pthread_atfork(Some(fork_prepare), Some(fork_release), Some(fork_release))
+        };
+        if rc != 0 {
+            tracing::warn!("pthread_atfork failed ({rc}): a fork during a compile could hang");
+        }
+    });
+}
+
 /// The compile thread, as the run loop sees it.
 pub struct Worker {
     jobs: Sender<Message>,
     done: Receiver<CompileDone>,
+    /// The process the thread runs in: after a `fork` the child has the object but not the
+    /// thread.
+    pid: u32,
     /// Set when the run loop goes away: queued jobs are dropped, not compiled.
     quit: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -57,6 +97,7 @@ pub struct Worker {
 impl Worker {
     /// Start the thread.
     pub fn spawn() -> std::io::Result<Worker> {
+        guard_forks();
         let (jobs, job_rx) = mpsc::channel();
         let (done_tx, done) = mpsc::channel();
         let quit = Arc::new(AtomicBool::new(false));
@@ -67,9 +108,15 @@ impl Worker {
         Ok(Worker {
             jobs,
             done,
+            pid: std::process::id(),
             quit,
             thread: Some(thread),
         })
+    }
+
+    /// Whether the thread runs in this process (false in a child after `fork`).
+    pub fn is_ours(&self) -> bool {
+        self.pid == std::process::id()
     }
 
     /// Queue a job; false if the thread is gone.
@@ -154,10 +201,14 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             // The run loop flushed all code since: free it.
             engine = None;
         }
+        // SAFETY: see `ForkGuard`; unlocked below in this thread.
+        unsafe { libc::pthread_mutex_lock(FORK_GUARD.0.get()) };
         let result = match &machine {
             Ok(machine) => compile_one(&context, machine, &mut engine, &job, dump.as_deref()),
             Err(e) => Err(e.clone()),
         };
+        // SAFETY: locked above in this thread.
+        unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
         let answer = CompileDone {
             id: job.id,
             epoch: job.epoch,
@@ -216,6 +267,10 @@ fn compile_one<'ctx>(
         }
     };
     let addr = ee.get_function_address(&name).map_err(|e| e.to_string())?;
-    modules.push(module);
+    // The machine code stays with the engine (MCJIT keeps loaded objects until it is dropped);
+    // the IR is no longer needed: free it, or every region would keep ~100 KiB of it.
+    if ee.remove_module(&module).is_err() {
+        modules.push(module);
+    }
     Ok(addr)
 }
