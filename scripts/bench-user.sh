@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# User-mode compute benchmark: tests/guest/bench.c under qemu-riscv32 and under
+# User-mode compute benchmark: tests/guest/bench.c under qemu-riscv32, natively on the host
+# (the same source built for x86-64 with the same compiler and -O2), and under
 # `target/release/rv32vm run --tier T` for every tier the binary accepts, in the same run.
 # Checks that every run prints the same checksums as qemu, then prints a table of the best
-# wall time of N runs and the ratio rv32vm/qemu (lower is better for rv32vm).
+# wall time of N runs, the ratio rv32vm/qemu (lower is better for rv32vm) and the share of
+# native speed (native time / rv32vm time; higher is better).
 #
 # Usage: scripts/bench-user.sh [--runs N] [--scale S] [--tiers "interp t1 t2"] [--sections]
 #                                [--no-build]
 #   --runs N     timed runs per runner, best one counts (default 3)
 #   --scale S    work multiplier passed to the benchmark (default 1: a few seconds in qemu)
-#   --tiers LIST tiers to try (default: interp t1 t2; tiers the binary rejects are skipped
+#   --tiers LIST tiers to try (default: interp t1 t2 auto; tiers the binary rejects are skipped
 #                and reported as such)
 #   --sections   also time each benchmark section on its own (int vs fp breakdown)
 #   --no-build   do not run cargo build --release / build-guest.sh
@@ -18,7 +20,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs=3
 scale=1
-tiers="interp t1 t2"
+tiers="interp t1 t2 auto"
 build=1
 per_section=0
 while [ $# -gt 0 ]; do
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
     --tiers) tiers="$2"; shift 2 ;;
     --sections) per_section=1; shift ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-user.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -48,6 +50,12 @@ bench="$repo/target/guest/bench"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+
+# The native reference: same source, same compiler (zig's clang) and flags, for the host.
+native="$work/bench-native"
+python3 -m ziglang cc -target x86_64-linux-musl -O2 -static -g0 -fno-stack-protector \
+    -I "$repo/tests/guest" -o "$native" "$repo/tests/guest/bench.c" -lm ||
+    { echo "bench-user.sh: cannot build the native bench (pip install ziglang)" >&2; exit 1; }
 
 # best_time LABEL CMD...: runs CMD $runs times (stdout to $work/LABEL.out), prints the best
 # wall time in seconds; fails if a run fails or prints something different from the first.
@@ -82,6 +90,9 @@ qemu_time=$(best_time qemu qemu-riscv32 "$bench" "$scale")
 echo "checksums (qemu-riscv32):"
 sed 's/^/  /' "$work/qemu.out"
 echo
+native_time=$(best_time native "$native" "$scale")
+# Native FP may round differently from RV32 (x87-free SSE, but libm differs): report, do not fail.
+cmp -s "$work/native.out" "$work/qemu.out" || echo "(native checksums differ from qemu's in places: libm)"
 
 rows=()
 status=0
@@ -104,32 +115,38 @@ for tier in $tiers; do
         diff "$work/qemu.out" "$work/$tier.out" | sed 's/^/    /' >&2 || true
     fi
     ratio=$(echo "$t / $qemu_time" | bc -l)
-    rows+=("$(printf '%-22s %9.3fs %9.2fx  %s' "rv32vm --tier $tier" "$t" "$ratio" "$verdict")")
+    share=$(echo "100 * $native_time / $t" | bc -l)
+    rows+=("$(printf '%-22s %9.3fs %9.2fx %8.1f%%  %s' "rv32vm --tier $tier" "$t" "$ratio" "$share" "$verdict")")
 done
 
-printf '%-22s %10s %10s  %s\n' "runner" "time" "vs qemu" "check"
-printf '%-22s %9.3fs %9.2fx  %s\n' "qemu-riscv32" "$qemu_time" 1 "reference"
+printf '%-22s %10s %10s %9s  %s\n' "runner" "time" "vs qemu" "native" "check"
+printf '%-22s %9.3fs %9.2fx %8.1f%%  %s\n' "native x86-64" "$native_time" \
+    "$(echo "$native_time / $qemu_time" | bc -l)" 100 "same source, -O2"
+printf '%-22s %9.3fs %9.2fx %8.1f%%  %s\n' "qemu-riscv32" "$qemu_time" 1 \
+    "$(echo "100 * $native_time / $qemu_time" | bc -l)" "reference"
 for row in "${rows[@]}"; do echo "$row"; done
 
 if [ $per_section = 1 ]; then
     echo
-    echo "per section (best of $runs, seconds; ratio rv32vm/qemu in parentheses):"
+    echo "per section (best of $runs, seconds; ratio rv32vm/qemu and share of native speed):"
     available=()
     for tier in $tiers; do
         "$rv32vm" run --tier "$tier" -- "$bench" 1 crc32 >/dev/null 2>&1 && available+=("$tier")
     done
-    header=$(printf '%-8s %10s' "section" "qemu")
-    for tier in "${available[@]}"; do header+=$(printf ' %20s' "$tier"); done
+    header=$(printf '%-8s %10s %10s' "section" "native" "qemu")
+    for tier in "${available[@]}"; do header+=$(printf ' %28s' "$tier"); done
     echo "$header"
     for section in crc32 muldiv sieve qsort nbody matmul float; do
         q=$(best_time "q-$section" qemu-riscv32 "$bench" "$scale" "$section")
-        line=$(printf '%-8s %9.3fs' "$section" "$q")
+        n=$(best_time "n-$section" "$native" "$scale" "$section")
+        line=$(printf '%-8s %9.3fs %9.3fs' "$section" "$n" "$q")
         for tier in "${available[@]}"; do
             if t=$(best_time "$tier-$section" "$rv32vm" run --tier "$tier" -- "$bench" "$scale" "$section"); then
                 cmp -s "$work/$tier-$section.out" "$work/q-$section.out" || status=1
-                line+=$(printf ' %9.3fs (%6.2fx)' "$t" "$(echo "$t / $q" | bc -l)")
+                line+=$(printf ' %9.3fs (%5.2fx %5.1f%%)' "$t" "$(echo "$t / $q" | bc -l)" \
+                    "$(echo "100 * $n / $t" | bc -l)")
             else
-                line+=$(printf ' %20s' FAILED)
+                line+=$(printf ' %28s' FAILED)
                 status=1
             fi
         done

@@ -21,7 +21,7 @@ pub const STATUS_TRAP: u32 = 1;
 pub const STATUS_CODE_WRITTEN: u32 = 2;
 
 /// Addresses of the helpers for one platform type.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Helpers {
     pub load_u8: usize,
     pub load_u16: usize,

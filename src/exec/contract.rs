@@ -90,6 +90,10 @@ pub struct RunState {
     pub trap: Trap,
     /// Why `between_blocks` stopped the hart while chaining.
     pub stop: Option<Stop>,
+    /// The platform's flat guest-memory base (`Platform::flat_host_base`, 0 for none), kept
+    /// current by the run loop: tier-2 code reads it instead of embedding it, so the same code
+    /// serves a user program after `execve` moved its address space.
+    pub flat_base: usize,
 }
 
 /// What handlers share while blocks run: a [`RunState`] (first, so platform-independent

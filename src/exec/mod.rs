@@ -125,6 +125,7 @@ pub struct T2Stats {
     pub compile_time: Duration,
     pub region_insns: u64,
     pub region_blocks: u64,
+    pub cache_hits: u64,
 }
 
 #[cfg(not(tier2))]
@@ -218,9 +219,9 @@ impl Engine {
         self.interp.reset();
         #[cfg(tier1)]
         self.t1.reset();
-        #[cfg(tier2)]
-        self.t2.reset();
         self.epoch += 1;
+        #[cfg(tier2)]
+        self.t2.reset(self.epoch);
         self.stats.code_flushes += 1;
     }
 
@@ -496,7 +497,7 @@ impl Engine {
         });
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),
-            flat_base: plat.flat_host_base(),
+            flat: plat.flat_host_base().is_some(),
             opt: self.config.t2_opt(),
         };
         let wait = self.policy.t2_waits();
@@ -644,6 +645,7 @@ impl Engine {
                 chained: 0,
                 trap: Trap::new(crate::cpu::Exception::IllegalInsn, 0),
                 stop: None,
+                flat_base: plat.flat_host_base().unwrap_or(0),
             },
             plat: plat as *mut P,
         };
@@ -714,7 +716,13 @@ impl Engine {
                     // SAFETY: as above.
                     match unsafe { &mut *ctx.plat }.handle_trap(hart, trap) {
                         Ok(Resume::Continue) => {}
-                        Ok(Resume::FlushCode) => self.flush_code(hart),
+                        Ok(Resume::FlushCode) => {
+                            self.flush_code(hart);
+                            // A new address space (execve) may have moved the flat base.
+                            // SAFETY: as above.
+                            ctx.state.flat_base =
+                                unsafe { &*ctx.plat }.flat_host_base().unwrap_or(0);
+                        }
                         // SAFETY: as above.
                         Ok(Resume::FenceI) => self.fence_i(hart, unsafe { &mut *ctx.plat }),
                         Err(stop) => break stop,

@@ -45,7 +45,7 @@ pub const DEFAULT_T2_THRESHOLD: u32 = 256;
 
 /// How hard tier 2's compiler (LLVM) optimises a region: the trade between compile time and
 /// code quality.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum T2Opt {
     /// LLVM's O2 pipeline and its best instruction selection: the default for regions compiled
     /// in the background (`--tier auto`), where compile time is off the guest's path.

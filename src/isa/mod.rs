@@ -226,7 +226,7 @@ pub enum Fusion {
 
 /// One decoded instruction. 16 bytes, `Copy`, laid out for fast interpretation and for JIT
 /// templates that read its fields at compile time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct Insn {
     pub op: Op,

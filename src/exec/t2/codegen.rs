@@ -48,11 +48,11 @@ use crate::isa::{Fusion, Insn, Op};
 pub const REGION_TRANSFER_BUDGET: u32 = 1024;
 
 /// Everything the generated code needs to know about the host side, fixed per platform type.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CodegenEnv {
     pub helpers: Helpers,
-    /// `Some(base)` when guest `va` is at host `base + va` for every cacheable RAM page.
-    pub flat_base: Option<usize>,
+    /// Guest `va` is at host `RunState::flat_base + va` for every cacheable RAM page.
+    pub flat: bool,
     /// How hard LLVM works on each region.
     pub opt: T2Opt,
 }
@@ -87,6 +87,7 @@ impl Layout {
     const ENTRY_ADDEND: u64 = offset_of!(TlbEntry, addend) as u64;
     /// `RunCtx` starts with its `RunState`.
     const STATE_LIMIT: u64 = offset_of!(RunState, limit) as u64;
+    const STATE_FLAT_BASE: u64 = offset_of!(RunState, flat_base) as u64;
 }
 
 /// Building the IR failed (a bug in this file or an LLVM refusal, never guest-controlled).
@@ -153,6 +154,7 @@ pub fn build_region<'ctx>(
         budget: ptrt.const_null(),
         leave: ptrt.const_null(),
         limit: context.i64_type().const_zero(),
+        flat_base: None,
         blocks: HashMap::new(),
         env,
         exit_bb: None,
@@ -195,6 +197,8 @@ struct Gen<'ctx, 'a> {
     leave: PointerValue<'ctx>,
     /// The run loop's instruction limit.
     limit: IntValue<'ctx>,
+    /// The flat guest-memory base, when the platform has one.
+    flat_base: Option<IntValue<'ctx>>,
     blocks: HashMap<u32, BasicBlock<'ctx>>,
     env: &'a CodegenEnv,
     /// The shared exit block, and what each exit brings to it.
@@ -269,6 +273,22 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_load(self.i64t, limit_ptr, "limit")?
             .into_int_value();
+        if self.env.flat {
+            // SAFETY: as for the limit.
+            let base_ptr = unsafe {
+                self.b.build_gep(
+                    self.context.i8_type(),
+                    self.rctx,
+                    &[self.c64(Layout::STATE_FLAT_BASE)],
+                    "",
+                )?
+            };
+            self.flat_base = Some(
+                self.b
+                    .build_load(self.i64t, base_ptr, "flat_base")?
+                    .into_int_value(),
+            );
+        }
         Ok(())
     }
 
@@ -745,8 +765,8 @@ impl<'ctx> Gen<'ctx, '_> {
         va: IntValue<'ctx>,
     ) -> Result<PointerValue<'ctx>> {
         let va64 = self.b.build_int_z_extend(va, self.i64t, "")?;
-        let base = match self.env.flat_base {
-            Some(base) => self.c64(base as u64),
+        let base = match self.flat_base {
+            Some(base) => base,
             None => {
                 // SAFETY: the addend is a field of the entry (`offset_of!`).
                 let addend_ptr = unsafe {

@@ -25,7 +25,7 @@ use worker::{CompileDone, CompileJob, Worker};
 /// Tier-2 counters for `--stats`.
 #[derive(Clone, Debug, Default)]
 pub struct T2Stats {
-    /// Regions compiled and installed.
+    /// Regions installed (compiled, or found in the region cache).
     pub regions_compiled: u64,
     /// Regions that failed to compile (their blocks stay in the lower tiers).
     pub compile_failures: u64,
@@ -39,6 +39,9 @@ pub struct T2Stats {
     pub region_insns: u64,
     /// Blocks in the compiled regions.
     pub region_blocks: u64,
+    /// Regions found in the region cache (compiled before, in this process or the one it was
+    /// forked from): no LLVM work.
+    pub cache_hits: u64,
 }
 
 impl T2Stats {
@@ -50,8 +53,21 @@ impl T2Stats {
     }
 }
 
+/// Most guest instructions the region cache holds plans for (16 bytes each) before it is
+/// emptied at the next code flush.
+const REGION_CACHE_INSNS: usize = 1 << 21;
+
+/// What a region's code is a pure function of: its plan (pcs and decoded instructions) and the
+/// host side it calls. Equal keys give interchangeable code, in any code epoch.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct RegionKey {
+    plan: RegionPlan,
+    env: CodegenEnv,
+}
+
 /// A region waiting for the compile thread.
 struct Pending {
+    key: RegionKey,
     /// Entry block (the engine's index) and its host address (identity).
     block: u32,
     host: usize,
@@ -89,6 +105,13 @@ pub struct Tier2 {
     requested: HashSet<u32>,
     pending: HashMap<u64, Pending>,
     next_id: u64,
+    /// Code already compiled, by what it was compiled from. It survives code flushes (a user
+    /// program's `execve` of the same binary, `mmap` of code) and `fork` (the child's copy of
+    /// memory holds the same code), so the same region is never compiled twice.
+    cache: HashMap<RegionKey, usize>,
+    cache_insns: usize,
+    /// Results of epochs before this one are not cached: their code may have been freed.
+    oldest_cached_epoch: u64,
     pub stats: T2Stats,
 }
 
@@ -155,9 +178,26 @@ impl Tier2 {
         wait: bool,
     ) -> Option<Finished> {
         self.requested.insert(idx);
+        let key = RegionKey {
+            plan: plan.clone(),
+            env: env.clone(),
+        };
+        if let Some(&entry) = self.cache.get(&key) {
+            self.stats.cache_hits += 1;
+            self.stats.region_insns += plan.insn_count() as u64;
+            self.stats.region_blocks += plan.blocks.len() as u64;
+            return Some(Finished {
+                block: idx,
+                host,
+                pc: plan.entry_pc,
+                epoch,
+                entry,
+            });
+        }
         let id = self.next_id;
         self.next_id += 1;
         let pending = Pending {
+            key,
             block: idx,
             host,
             pc: plan.entry_pc,
@@ -211,17 +251,24 @@ impl Tier2 {
         self.stats.compile_time += done.compile_time;
         self.stats.compile_times.push(done.compile_time);
         match done.result {
-            Ok(entry) => Some(Finished {
-                block: p.block,
-                host: p.host,
-                pc: p.pc,
-                epoch: done.epoch,
-                entry,
-            })
-            .inspect(|_| {
+            Ok(_) if done.epoch < self.oldest_cached_epoch => {
+                // Compiled before the cache was emptied: the thread frees that code.
+                self.stats.dropped_stale += 1;
+                None
+            }
+            Ok(entry) => {
                 self.stats.region_insns += p.insns;
                 self.stats.region_blocks += p.blocks;
-            }),
+                self.cache_insns += p.insns as usize;
+                self.cache.insert(p.key, entry);
+                Some(Finished {
+                    block: p.block,
+                    host: p.host,
+                    pc: p.pc,
+                    epoch: done.epoch,
+                    entry,
+                })
+            }
             Err(e) => {
                 tracing::warn!(
                     pc = format_args!("{:#x}", p.pc),
@@ -256,11 +303,21 @@ impl Tier2 {
         self.regions.remove(&idx);
     }
 
-    /// Every block was dropped (a new code epoch): forget all regions. Compiles in flight
-    /// come back for the old epoch and are dropped then.
-    pub fn reset(&mut self) {
+    /// Every block was dropped (`new_epoch` begins): forget all installed regions. Compiles
+    /// in flight come back for the old epoch and are dropped then. The region cache keeps its
+    /// code unless it grew past its bound; then it is emptied and the compile thread frees all
+    /// older code.
+    pub fn reset(&mut self, new_epoch: u64) {
         self.regions.clear();
         self.requested.clear();
+        if self.cache_insns > REGION_CACHE_INSNS {
+            self.cache.clear();
+            self.cache_insns = 0;
+            self.oldest_cached_epoch = new_epoch;
+            if let Some(w) = self.worker.as_ref().filter(|w| w.is_ours()) {
+                w.forget_before(new_epoch);
+            }
+        }
     }
 
     /// Run the region function at `entry` (entered at `hart.pc`) until it leaves; returns the

@@ -18,7 +18,7 @@ pub const MAX_REGION_BLOCKS: usize = 64;
 pub const MAX_REGION_INSNS: usize = 1024;
 
 /// One block of a region: its pc and (optimised) instructions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RegionBlock {
     pub pc: u32,
     pub insns: Vec<Insn>,
@@ -52,7 +52,7 @@ impl RegionBlock {
 }
 
 /// What tier 2 compiles: blocks of one page, the first of which is the entry.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RegionPlan {
     /// Guest pc of the entry block.
     pub entry_pc: u32,

@@ -1,7 +1,8 @@
-//! The compile thread: it owns the LLVM context, target machine and execution engine for its
+//! The compile thread: it owns the LLVM context, target machine and execution engines for its
 //! whole life (none of them may cross threads) and turns region plans into code addresses.
-//! Code of one epoch lives in one execution engine; a job of a newer epoch drops the old
-//! engine and with it all old code, which the run loop stopped using when it flushed.
+//! Code of one epoch lives in one execution engine. Engines of old epochs stay alive, because
+//! the engine side's region cache may hand their code out again in a later epoch, until the
+//! run loop says it forgot everything older than some epoch ([`Worker::forget_before`]).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +43,9 @@ pub struct CompileDone {
 
 enum Message {
     Job(Box<CompileJob>),
+    /// Nothing refers to code of epochs before this one any more: free it, and refuse jobs
+    /// planned in them.
+    ForgetBefore(u64),
     Shutdown,
 }
 
@@ -53,9 +57,8 @@ struct ForkGuard(std::cell::UnsafeCell<libc::pthread_mutex_t>);
 // SAFETY: the mutex is only used through pthread calls, which synchronise themselves.
 unsafe impl Sync for ForkGuard {}
 
-static FORK_GUARD: ForkGuard = ForkGuard(std::cell::UnsafeCell::new(
-    libc::PTHREAD_MUTEX_INITIALIZER,
-));
+static FORK_GUARD: ForkGuard =
+    ForkGuard(std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
 
 extern "C" fn fork_prepare() {
     // SAFETY: a statically initialised mutex, locked and unlocked in pairs by this module.
@@ -124,6 +127,12 @@ impl Worker {
         self.jobs.send(Message::Job(Box::new(job))).is_ok()
     }
 
+    /// Free the code of epochs before `epoch` (the run loop keeps no address into it) and
+    /// refuse jobs planned in them.
+    pub fn forget_before(&self, epoch: u64) {
+        let _ = self.jobs.send(Message::ForgetBefore(epoch));
+    }
+
     /// A finished job, if one is waiting.
     pub fn try_done(&self) -> Option<CompileDone> {
         self.done.try_recv().ok()
@@ -137,6 +146,14 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        if !self.is_ours() {
+            // A forked child: the thread is the parent's; joining would wait for a thread
+            // that does not exist here. Leak the handle and the channels instead.
+            if let Some(t) = self.thread.take() {
+                std::mem::forget(t);
+            }
+            return;
+        }
         self.quit.store(true, Ordering::Relaxed);
         let _ = self.jobs.send(Message::Shutdown);
         if let Some(t) = self.thread.take() {
@@ -183,28 +200,35 @@ fn host_machine() -> Result<TargetMachine, String> {
         .ok_or_else(|| "LLVM cannot make a target machine for this host".to_string())
 }
 
+/// Code of one epoch: its execution engine and the modules it could not give back.
+type EpochCode<'ctx> = (u64, ExecutionEngine<'ctx>, Vec<Module<'ctx>>);
+
 fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &AtomicBool) {
     let machine = host_machine();
     let context = Context::create();
-    // Code of the current epoch: the engine and every module added to it.
-    let mut engine: Option<(u64, ExecutionEngine<'_>, Vec<Module<'_>>)> = None;
+    let mut engines: Vec<EpochCode<'_>> = Vec::new();
+    // Jobs planned before this epoch are stale: their code could be freed any time.
+    let mut oldest_live_epoch = 0;
     let dump = dump_dir();
-    while let Ok(Message::Job(job)) = jobs.recv() {
+    loop {
+        let job = match jobs.recv() {
+            Ok(Message::Job(job)) => job,
+            Ok(Message::ForgetBefore(epoch)) => {
+                oldest_live_epoch = oldest_live_epoch.max(epoch);
+                engines.retain(|(e, _, _)| *e >= oldest_live_epoch);
+                continue;
+            }
+            Ok(Message::Shutdown) | Err(_) => break,
+        };
         if quit.load(Ordering::Relaxed) {
             break;
         }
         let started = thread_cpu_time();
-        if engine
-            .as_ref()
-            .is_some_and(|(epoch, _, _)| *epoch != job.epoch)
-        {
-            // The run loop flushed all code since: free it.
-            engine = None;
-        }
         // SAFETY: see `ForkGuard`; unlocked below in this thread.
         unsafe { libc::pthread_mutex_lock(FORK_GUARD.0.get()) };
         let result = match &machine {
-            Ok(machine) => compile_one(&context, machine, &mut engine, &job, dump.as_deref()),
+            _ if job.epoch < oldest_live_epoch => Err("planned in a forgotten epoch".into()),
+            Ok(machine) => compile_one(&context, machine, &mut engines, &job, dump.as_deref()),
             Err(e) => Err(e.clone()),
         };
         // SAFETY: locked above in this thread.
@@ -224,7 +248,7 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
 fn compile_one<'ctx>(
     context: &'ctx Context,
     machine: &TargetMachine,
-    engine: &mut Option<(u64, ExecutionEngine<'ctx>, Vec<Module<'ctx>>)>,
+    engines: &mut Vec<EpochCode<'ctx>>,
     job: &CompileJob,
     dump: Option<&std::path::Path>,
 ) -> Result<usize, String> {
@@ -253,8 +277,9 @@ fn compile_one<'ctx>(
         )
         .map_err(|e| e.to_string())?;
     write_ir("opt");
-    let (_, ee, modules) = match engine {
-        Some(e) => {
+    let (_, ee, modules) = match engines.iter().position(|(e, _, _)| *e == job.epoch) {
+        Some(i) => {
+            let e = &mut engines[i];
             e.1.add_module(&module)
                 .map_err(|()| "cannot add a module to the execution engine".to_string())?;
             e
@@ -263,7 +288,8 @@ fn compile_one<'ctx>(
             let ee = module
                 .create_jit_execution_engine(super::codegen::codegen_level(job.env.opt))
                 .map_err(|e| e.to_string())?;
-            engine.insert((job.epoch, ee, Vec::new()))
+            engines.push((job.epoch, ee, Vec::new()));
+            engines.last_mut().expect("just pushed")
         }
     };
     let addr = ee.get_function_address(&name).map_err(|e| e.to_string())?;
