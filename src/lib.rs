@@ -154,6 +154,11 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
             s.t2_insns
         );
         let _ = writeln!(out, "    entries from loop   {}", s.t2_entries);
+        let _ = writeln!(
+            out,
+            "    indirect jumps      {} within their region, {} leaving it",
+            s.t2_indirect_in_region, s.t2_indirect_left_region
+        );
     }
     out
 }

@@ -94,6 +94,10 @@ pub struct RunState {
     /// current by the run loop: tier-2 code reads it instead of embedding it, so the same code
     /// serves a user program after `execve` moved its address space.
     pub flat_base: usize,
+    /// Tier-2 indirect jumps whose target was a block of their own region (they went on
+    /// inside it), and those that left the region (for statistics).
+    pub indirect_in_region: u64,
+    pub indirect_left_region: u64,
 }
 
 /// What handlers share while blocks run: a [`RunState`] (first, so platform-independent

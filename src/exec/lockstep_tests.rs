@@ -11,7 +11,7 @@ use crate::cpu::tlb::PAGE_MASK;
 use crate::cpu::{Access, Exception, Hart, Trap};
 use crate::exec::ir::IrOptions;
 use crate::exec::platform::{Platform, Resume, Stop, Target};
-use crate::exec::{Engine, EngineConfig, Tier};
+use crate::exec::{Engine, EngineConfig, T2Opt, Tier};
 use crate::isa::{decode, Op};
 
 /// Guest address of the two code pages.
@@ -502,7 +502,7 @@ fn random_block(rng: &mut Rng) -> Vec<u32> {
 
 /// A random multi-block program for region formation: segments of random instructions, each
 /// ending in a branch (backwards or forwards), a jump, a jump through a constant base, an
-/// indirect jump through a random register, or falling through; loops are welcome (the run
+/// indirect jump through a random register, a return through ra, or falling through; loops are welcome (the run
 /// stops at the instruction limit, exactly where the interpreter would).
 fn random_region(rng: &mut Rng) -> Vec<u32> {
     let segments = 2 + rng.below(5) as usize;
@@ -539,7 +539,7 @@ fn random_region(rng: &mut Rng) -> Vec<u32> {
         };
         let rel = target.wrapping_sub(here) as i32;
         let (rs1, rs2) = (rng.below(32), rng.below(32));
-        let term: [u32; 3] = match rng.below(6) {
+        let term: [u32; 3] = match rng.below(7) {
             0 | 1 => [
                 b_type(rel, rs2, rs1, rng.pick(&[0, 1, 4, 5, 6, 7])),
                 NOP,
@@ -551,6 +551,9 @@ fn random_region(rng: &mut Rng) -> Vec<u32> {
                 i_type((target & 0xfff) as i32, 7, 0, 7, 0x13),
                 i_type(0, 7, 0, rng.below(32), 0x67),
             ],
+            // A return (jalr x0, 0(ra)): after a `jal ra` (case 2) it comes back to the
+            // call's return site, which tier 2 may follow inside the region.
+            5 => [i_type(0, 1, 0, 0, 0x67), NOP, NOP],
             // Indirect through whatever the register holds (often a fault).
             4 => [
                 i_type(rng.pick(IMMS), rs1, 0, rng.below(32), 0x67),
@@ -587,7 +590,7 @@ fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned:
         f: [0; 32],
         frm: 0,
     };
-    run_with_fp(tier, ALL_PASSES, code, regs, data, allow_misaligned, &fp)
+    run_with_fp(tier, ALL_PASSES, None, code, regs, data, allow_misaligned, &fp)
 }
 
 /// A run's starting machine: the memory layout and the FP unit's state.
@@ -670,6 +673,7 @@ const NO_PASSES: IrOptions = IrOptions {
 fn run_with_fp(
     tier: Tier,
     ir: IrOptions,
+    t2_opt: Option<T2Opt>,
     code: &[u8],
     regs: &[u32; 32],
     data: &[u8],
@@ -689,6 +693,7 @@ fn run_with_fp(
     let mut engine = Engine::new(EngineConfig {
         tier,
         ir,
+        t2_opt,
         ..EngineConfig::default()
     });
     engine.run(&mut hart, &mut plat, Some(10_000));
@@ -792,14 +797,15 @@ fn check_case_of(seed: u64, kind: CaseKind) {
     let interp = run_with_fp(
         Tier::Interp,
         NO_PASSES,
+        None,
         &code,
         &regs,
         &data,
         allow_misaligned,
         &fp,
     );
-    for &(tier, ir, name) in OTHER_TIERS {
-        let t1 = run_with_fp(tier, ir, &code, &regs, &data, allow_misaligned, &fp);
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+        let t1 = run_with_fp(tier, ir, t2_opt, &code, &regs, &data, allow_misaligned, &fp);
         if interp == t1 {
             continue;
         }
@@ -840,16 +846,20 @@ fn check_case_of(seed: u64, kind: CaseKind) {
 
 /// Every tier this build has, with the block optimiser's passes on and off, each checked
 /// against the unoptimised interpreter.
-const OTHER_TIERS: &[(Tier, IrOptions, &str)] = &[
-    (Tier::Interp, ALL_PASSES, "the optimised interpreter"),
+/// Tier 2 runs once as `--tier t2` does (fast pipeline) and once with full optimisation (O2,
+/// regions that follow calls to their return sites: the indirect-jump candidates).
+const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
+    (Tier::Interp, ALL_PASSES, None, "the optimised interpreter"),
     #[cfg(tier1)]
-    (Tier::T1, ALL_PASSES, "tier 1"),
+    (Tier::T1, ALL_PASSES, None, "tier 1"),
     #[cfg(tier1)]
-    (Tier::T1, NO_PASSES, "tier 1 without block passes"),
+    (Tier::T1, NO_PASSES, None, "tier 1 without block passes"),
     #[cfg(tier2)]
-    (Tier::T2, ALL_PASSES, "tier 2"),
+    (Tier::T2, ALL_PASSES, None, "tier 2"),
     #[cfg(tier2)]
-    (Tier::T2, NO_PASSES, "tier 2 without block passes"),
+    (Tier::T2, NO_PASSES, None, "tier 2 without block passes"),
+    #[cfg(tier2)]
+    (Tier::T2, ALL_PASSES, Some(T2Opt::Full), "tier 2 optimised (O2, calls followed)"),
 ];
 
 /// Cases per randomized test: `RV32VM_LOCKSTEP_CASES`, or 3000.
@@ -897,7 +907,7 @@ fn every_tier_matches_interpreter_on_a_loop_that_chains_to_itself() {
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let interp = run(Tier::Interp, &code, &[0; 32], &data, false);
     assert_eq!(interp.x[2], 500_500);
-    for &(tier, _, name) in OTHER_TIERS {
+    for &(tier, _, _, name) in OTHER_TIERS {
         assert!(run(tier, &code, &[0; 32], &data, false) == interp, "{name}");
     }
 }
@@ -931,7 +941,7 @@ fn chained_jump_into_a_block_changed_by_a_store_is_unlinked() {
         1 + 100 + 100,
         "the interpreter sees the rewritten instruction"
     );
-    for &(tier, _, name) in OTHER_TIERS {
+    for &(tier, _, _, name) in OTHER_TIERS {
         let other = run(tier, &code, &[0; 32], &data, false);
         assert_eq!(other.x, interp.x, "{name}: registers");
         assert_eq!(

@@ -75,6 +75,9 @@ pub struct EngineStats {
     pub t2_insns: u64,
     /// Entries into tier-2 regions from the run loop.
     pub t2_entries: u64,
+    /// Tier-2 indirect jumps that went on inside their region / left it.
+    pub t2_indirect_in_region: u64,
+    pub t2_indirect_left_region: u64,
     /// Tier-2 compiler counters.
     pub t2: T2Stats,
 }
@@ -480,7 +483,10 @@ impl Engine {
         };
         // Blocks of the entry page are reached through the translation validated at the
         // region's entry: a pc in it is at the same offset from the entry's host address.
-        let plan = t2::region::RegionPlan::trace(entry, |target| {
+        // Return sites only for regions compiled with full optimisation (hot code).
+        let follow_calls = self.config.t2_opt() == T2Opt::Full;
+        let mut members = Vec::new();
+        let plan = t2::region::RegionPlan::trace(entry, follow_calls, |target| {
             let target_host = host.wrapping_add(target.wrapping_sub(pc) as i32 as isize as usize);
             let i = match self.by_host.get(&target_host) {
                 Some(&i) => i,
@@ -490,6 +496,7 @@ impl Engine {
             if b.straddle.is_some() {
                 return None;
             }
+            members.push((i, target_host, target));
             Some(t2::region::RegionBlock {
                 pc: target,
                 insns: b.insns.to_vec(),
@@ -499,9 +506,19 @@ impl Engine {
             helpers: abi::Helpers::for_platform::<P>(),
             flat: plat.flat_host_base().is_some(),
             opt: self.config.t2_opt(),
+            // Under `--tier t2` every block needs a region before it runs: one that traced it
+            // already serves, instead of a new one per block.
+            multi_entry: self.policy.t2_waits(),
         };
+        if env.multi_entry {
+            members.retain(|&(_, _, member_pc)| {
+                member_pc != pc && plan.blocks.iter().any(|b| b.pc == member_pc)
+            });
+        } else {
+            members.clear();
+        }
         let wait = self.policy.t2_waits();
-        match self.t2.request(idx, host, self.epoch, plan, env, wait) {
+        match self.t2.request(idx, host, self.epoch, plan, env, members, wait) {
             Some(f) => self.install_region::<P>(f),
             None => 0,
         }
@@ -514,7 +531,14 @@ impl Engine {
             self.t2.drop_stale();
             return 0;
         }
-        self.t2.install(&f);
+        // Blocks of the entry's page: dropped together with it, but check each anyway.
+        let members: Vec<t2::Member> = f
+            .members
+            .iter()
+            .copied()
+            .filter(|&(idx, host, _)| self.by_host.get(&host) == Some(&idx))
+            .collect();
+        self.t2.install(&f, &members);
         // Tier 1's code for the block would bypass the region: it becomes a stub that calls
         // the region, so compiled code reaches the region without the run loop. Without
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
@@ -525,6 +549,8 @@ impl Engine {
                 self.t1.supersede(f.block, f.host);
             }
         }
+        // Members need no such care: a jump-cache entry without a region is not settled while
+        // tier 2 is on, so the run loop looks the region up at the member's next entry.
         for e in self.jump_cache.iter_mut() {
             if e.block == f.block && e.host == f.host {
                 *e = JumpEntry::EMPTY;
@@ -646,6 +672,8 @@ impl Engine {
                 trap: Trap::new(crate::cpu::Exception::IllegalInsn, 0),
                 stop: None,
                 flat_base: plat.flat_host_base().unwrap_or(0),
+                indirect_in_region: 0,
+                indirect_left_region: 0,
             },
             plat: plat as *mut P,
         };
@@ -736,6 +764,8 @@ impl Engine {
             }
         };
         blocks_run += ctx.state.chained;
+        self.stats.t2_indirect_in_region += ctx.state.indirect_in_region;
+        self.stats.t2_indirect_left_region += ctx.state.indirect_left_region;
         self.stats.blocks_run += blocks_run;
         // Transitions through the dispatcher were counted with the chained ones.
         self.stats.t1_chained -= ctx.state.jit_dispatched.min(self.stats.t1_chained);

@@ -55,6 +55,10 @@ pub struct CodegenEnv {
     pub flat: bool,
     /// How hard LLVM works on each region.
     pub opt: T2Opt,
+    /// The region may be entered at any of its blocks (`hart.pc` says which), so a block
+    /// that an earlier region traced needs no region of its own. `--tier t2` uses this to
+    /// compile each block about once instead of once per region that reaches it.
+    pub multi_entry: bool,
 }
 
 /// The LLVM pass pipeline for `opt`.
@@ -88,6 +92,8 @@ impl Layout {
     /// `RunCtx` starts with its `RunState`.
     const STATE_LIMIT: u64 = offset_of!(RunState, limit) as u64;
     const STATE_FLAT_BASE: u64 = offset_of!(RunState, flat_base) as u64;
+    const STATE_INDIRECT_IN: u64 = offset_of!(RunState, indirect_in_region) as u64;
+    const STATE_INDIRECT_OUT: u64 = offset_of!(RunState, indirect_left_region) as u64;
 }
 
 /// Building the IR failed (a bug in this file or an LLVM refusal, never guest-controlled).
@@ -155,6 +161,7 @@ pub fn build_region<'ctx>(
         leave: ptrt.const_null(),
         limit: context.i64_type().const_zero(),
         flat_base: None,
+        return_sites: plan.return_sites(),
         blocks: HashMap::new(),
         env,
         exit_bb: None,
@@ -167,7 +174,22 @@ pub fn build_region<'ctx>(
         g.blocks.insert(block.pc, bb);
     }
     let first = g.blocks[&plan.entry_pc];
-    g.b.build_unconditional_branch(first)?;
+    if env.multi_entry && plan.blocks.len() > 1 {
+        // Enter at the block `hart.pc` names (the run loop enters only at region blocks).
+        let pc = g
+            .b
+            .build_load(i32t, g.hart_field(Layout::PC)?, "entry_pc")?
+            .into_int_value();
+        let cases: Vec<(IntValue<'ctx>, BasicBlock<'ctx>)> = plan
+            .blocks
+            .iter()
+            .skip(1)
+            .map(|b| (g.c32(b.pc), g.blocks[&b.pc]))
+            .collect();
+        g.b.build_switch(pc, first, &cases)?;
+    } else {
+        g.b.build_unconditional_branch(first)?;
+    }
     for block in &plan.blocks {
         g.b.position_at_end(g.blocks[&block.pc]);
         g.block(block)?;
@@ -199,6 +221,8 @@ struct Gen<'ctx, 'a> {
     limit: IntValue<'ctx>,
     /// The flat guest-memory base, when the platform has one.
     flat_base: Option<IntValue<'ctx>>,
+    /// Return sites of the region's calls that are region blocks (indirect-jump candidates).
+    return_sites: Vec<u32>,
     blocks: HashMap<u32, BasicBlock<'ctx>>,
     env: &'a CodegenEnv,
     /// The shared exit block, and what each exit brings to it.
@@ -477,6 +501,45 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// An indirect jump from `from` to `target`: if the target is the return site of a call
+    /// in the region (so a loop that calls a function of the same page and comes back stays
+    /// one loop), go on there with the checks of any in-region transfer; otherwise leave.
+    /// Sound in every mode: the region's blocks all lie in the page whose translation the run
+    /// loop validated at entry.
+    fn indirect_jump(&self, from: u32, target: IntValue<'ctx>) -> Result<()> {
+        let pcs = &self.return_sites;
+        if pcs.is_empty() {
+            return self.leave_region(target, 0, Exit::NEXT);
+        }
+        let miss = self.new_bb("indirect_miss");
+        let cases: Vec<(IntValue<'ctx>, BasicBlock<'ctx>)> = pcs
+            .iter()
+            .map(|&pc| (self.c32(pc), self.new_bb(&format!("indirect_{pc:08x}"))))
+            .collect();
+        self.b.build_switch(target, miss, &cases)?;
+        for (&pc, &(_, bb)) in pcs.iter().zip(&cases) {
+            self.b.position_at_end(bb);
+            self.count(Layout::STATE_INDIRECT_IN)?;
+            self.goto(from, pc)?;
+        }
+        self.b.position_at_end(miss);
+        self.count(Layout::STATE_INDIRECT_OUT)?;
+        self.leave_region(target, 0, Exit::NEXT)
+    }
+
+    /// Add one to the `u64` counter `offset` bytes into the run state.
+    fn count(&self, offset: u64) -> Result<()> {
+        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
+        let ptr = unsafe {
+            self.b
+                .build_gep(self.context.i8_type(), self.rctx, &[self.c64(offset)], "")?
+        };
+        let v = self.b.build_load(self.i64t, ptr, "")?.into_int_value();
+        let v = self.b.build_int_add(v, self.c64(1), "")?;
+        self.b.build_store(ptr, v)?;
+        Ok(())
+    }
+
     /// Count the block's `n` instructions as retired.
     fn retire(&self, n: u64) -> Result<()> {
         let v = self
@@ -557,7 +620,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 let t = self.b.build_and(t, self.c32(!1), "")?;
                 self.set_reg(i.rd, self.c32(next_pc))?;
                 self.retire(n)?;
-                self.leave_region(t, 0, Exit::NEXT)
+                self.indirect_jump(pc, t)
             }
             _ => {
                 // System instructions: the helper does what the interpreter does (pc and

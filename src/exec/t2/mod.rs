@@ -65,9 +65,14 @@ struct RegionKey {
     env: CodegenEnv,
 }
 
+/// A block of a region, other than its entry, that the region may be entered at: the block's
+/// index, host address and pc.
+pub type Member = (u32, usize, u32);
+
 /// A region waiting for the compile thread.
 struct Pending {
     key: RegionKey,
+    members: Vec<Member>,
     /// Entry block (the engine's index) and its host address (identity).
     block: u32,
     host: usize,
@@ -78,6 +83,8 @@ struct Pending {
 
 /// A compiled region ready to install.
 pub struct Finished {
+    /// Other blocks it may be entered at (multi-entry regions).
+    pub members: Vec<Member>,
     pub block: u32,
     pub host: usize,
     pub pc: u32,
@@ -168,6 +175,7 @@ impl Tier2 {
 
     /// Ask for a region entered at block `idx` (host address `host`) planned as `plan`, in
     /// code epoch `epoch`. With `wait`, block until it is compiled and return it.
+    #[allow(clippy::too_many_arguments)]
     pub fn request(
         &mut self,
         idx: u32,
@@ -175,6 +183,7 @@ impl Tier2 {
         epoch: u64,
         plan: RegionPlan,
         env: CodegenEnv,
+        members: Vec<Member>,
         wait: bool,
     ) -> Option<Finished> {
         self.requested.insert(idx);
@@ -187,6 +196,7 @@ impl Tier2 {
             self.stats.region_insns += plan.insn_count() as u64;
             self.stats.region_blocks += plan.blocks.len() as u64;
             return Some(Finished {
+                members,
                 block: idx,
                 host,
                 pc: plan.entry_pc,
@@ -198,6 +208,7 @@ impl Tier2 {
         self.next_id += 1;
         let pending = Pending {
             key,
+            members,
             block: idx,
             host,
             pc: plan.entry_pc,
@@ -262,6 +273,7 @@ impl Tier2 {
                 self.cache_insns += p.insns as usize;
                 self.cache.insert(p.key, entry);
                 Some(Finished {
+                    members: p.members,
                     block: p.block,
                     host: p.host,
                     pc: p.pc,
@@ -280,16 +292,15 @@ impl Tier2 {
         }
     }
 
-    /// Make a finished region the code for its entry block (the engine checked that it is
-    /// current).
-    pub fn install(&mut self, f: &Finished) {
-        self.regions.insert(
-            f.block,
-            Installed {
-                pc: f.pc,
-                entry: f.entry,
-            },
-        );
+    /// Make a finished region the code for its entry block and for `members` (blocks it may
+    /// also be entered at; the engine checked that all are current).
+    pub fn install(&mut self, f: &Finished, members: &[Member]) {
+        let entry = f.entry;
+        self.regions
+            .insert(f.block, Installed { pc: f.pc, entry });
+        for &(idx, _, pc) in members {
+            self.regions.entry(idx).or_insert(Installed { pc, entry });
+        }
         self.stats.regions_compiled += 1;
     }
 

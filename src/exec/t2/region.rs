@@ -32,6 +32,14 @@ impl RegionBlock {
             .fold(self.pc, |pc, i| pc.wrapping_add(i.len as u32))
     }
 
+    /// Where a call that ends this block returns to (the pc after it), if it is a call: the
+    /// callee's return, an indirect jump, may continue there inside the region.
+    pub fn return_site(&self) -> Option<u32> {
+        let last = self.insns.last()?;
+        let call = matches!(last.op.class(), OpClass::Jal | OpClass::Jalr) && last.rd != 0;
+        call.then(|| self.end_pc())
+    }
+
     /// The pcs control may go to after this block, when they are known statically.
     pub fn successors(&self) -> Vec<u32> {
         let Some(last) = self.insns.last() else {
@@ -61,6 +69,24 @@ pub struct RegionPlan {
 }
 
 impl RegionPlan {
+    /// Most return sites an indirect jump is compared with.
+    pub const MAX_RETURN_SITES: usize = 8;
+
+    /// The return sites of the region's calls that are blocks of the region, sorted (at most
+    /// [`Self::MAX_RETURN_SITES`]).
+    pub fn return_sites(&self) -> Vec<u32> {
+        let mut sites: Vec<u32> = self
+            .blocks
+            .iter()
+            .filter_map(RegionBlock::return_site)
+            .filter(|pc| self.blocks.iter().any(|b| b.pc == *pc))
+            .collect();
+        sites.sort_unstable();
+        sites.dedup();
+        sites.truncate(Self::MAX_RETURN_SITES);
+        sites
+    }
+
     /// Guest instructions in the region.
     pub fn insn_count(&self) -> usize {
         self.blocks.iter().map(|b| b.insns.len()).sum()
@@ -68,15 +94,23 @@ impl RegionPlan {
 
     /// Trace a region from `entry`. `block_at(pc)` gives the block at a pc of the entry page
     /// (decoding it if needed), or `None` when no region may include it (for instance a block
-    /// whose first instruction straddles into the next page).
-    pub fn trace(entry: RegionBlock, mut block_at: impl FnMut(u32) -> Option<RegionBlock>) -> Self {
+    /// whose first instruction straddles into the next page). With `follow_calls`, the return
+    /// site of a call is traced too (the callee's return may come back to it inside the
+    /// region); that makes regions about four times larger, which pays for hot code only.
+    pub fn trace(
+        entry: RegionBlock,
+        follow_calls: bool,
+        mut block_at: impl FnMut(u32) -> Option<RegionBlock>,
+    ) -> Self {
         let page = entry.pc & !PAGE_MASK;
         let entry_pc = entry.pc;
         let mut insns = entry.insns.len();
         let mut blocks = vec![entry];
         let mut next = 0;
         while next < blocks.len() {
-            for target in blocks[next].successors() {
+            let b = &blocks[next];
+            let returns = if follow_calls { b.return_site() } else { None };
+            for target in b.successors().into_iter().chain(returns) {
                 if target & !PAGE_MASK != page
                     || blocks.iter().any(|b| b.pc == target)
                     || blocks.len() >= MAX_REGION_BLOCKS
@@ -116,7 +150,7 @@ mod tests {
         // 0x1008: jal x0, 0x2008 (another page)
         let lp = block(0x1000, &[0xfff50513, 0xfe051ee3]);
         let exit = block(0x1008, &[0x0000106f]);
-        let plan = RegionPlan::trace(lp, |pc| (pc == 0x1008).then(|| exit.clone()));
+        let plan = RegionPlan::trace(lp, true, |pc| (pc == 0x1008).then(|| exit.clone()));
         let pcs: Vec<u32> = plan.blocks.iter().map(|b| b.pc).collect();
         assert_eq!(pcs, vec![0x1000, 0x1008]);
         assert_eq!(plan.blocks[0].successors(), vec![0x1000, 0x1008]);
