@@ -45,6 +45,7 @@ mod chain;
 pub mod disk;
 pub mod fs9p;
 pub mod mmio;
+pub mod net;
 pub mod rng;
 pub mod worker;
 
@@ -62,6 +63,7 @@ pub use blk::VirtioBlk;
 pub use disk::{Disk, DiskError, DiskOptions};
 pub use fs9p::{ShareError, ShareOptions, Virtio9p};
 pub use mmio::VirtioMmio;
+pub use net::{HostForward, NetError, NetOptions, VirtioNet};
 pub use rng::VirtioRng;
 pub use worker::{ActiveQueues, Interrupt, Waker};
 /// Guest memory as the virtio devices see it: the machine's RAM, one `vm-memory` region.

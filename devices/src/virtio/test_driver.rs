@@ -239,6 +239,12 @@ impl<D: VirtioDevice> Driver<D> {
         head
     }
 
+    /// The buffer address of descriptor `index` of `queue`.
+    pub(crate) fn descriptor_addr(&self, queue: u16, index: u16) -> u64 {
+        let at = Self::ring_base(queue) + 16 * u64::from(index % QUEUE_LEN);
+        u64::from_le(self.mem.read_obj(GuestAddress(at)).unwrap())
+    }
+
     pub(crate) fn notify(&mut self, queue: u16) {
         self.write(QUEUE_NOTIFY, u32::from(queue));
     }
