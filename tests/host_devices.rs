@@ -607,3 +607,40 @@ fn without_net_there_is_no_network_card() {
     assert!(!text.contains("eth0"), "{text}");
     vm.exit(0);
 }
+
+#[test]
+fn shares_and_forwarded_ports_survive_a_guest_reboot() {
+    let scratch = Scratch::new("reboot");
+    fs::write(scratch.share().join("greeting"), b"hello from the host\n").unwrap();
+    let forwarded = free_port();
+    let share = share_arg(&scratch.share(), "");
+    let net = format!("user,hostfwd=tcp::{forwarded}-:8080");
+    let mut vm = Console::boot(&["--share", &share, "--net", &net]);
+    assert!(vm
+        .ok("cat /mnt/host/greeting")
+        .contains("hello from the host"));
+    vm.send("reboot -f");
+    vm.expect("Run /sbin/init");
+    vm.expect("root@rv32vm:~# ");
+    assert!(vm
+        .ok("cat /mnt/host/greeting")
+        .contains("hello from the host"));
+    vm.ok("echo after-reboot > /mnt/host/written");
+    vm.ok(
+        "mkdir -p /tmp/www && echo still-forwarded > /tmp/www/index.html && \
+         httpd -p 8080 -h /tmp/www",
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", forwarded)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).expect("read the reply");
+    assert!(reply.contains("still-forwarded"), "{reply}");
+    vm.exit(0);
+    assert_eq!(
+        fs::read(scratch.share().join("written")).unwrap(),
+        b"after-reboot\n"
+    );
+}
