@@ -274,7 +274,17 @@ fn serve_request(
                 reply.extend_from_slice(&error_reply(header.tag, refusal.errno()));
             }
             Ok(()) => {
-                if let Err(error) = server.handle_message(&mut &request[..], reply) {
+                // A bug in the server must fail this request, not the device: a panic becomes
+                // an EIO reply (and the default hook reports it on stderr).
+                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    server.handle_message(&mut &request[..], reply)
+                }));
+                let failure = match handled {
+                    Ok(Ok(())) => None,
+                    Ok(Err(error)) => Some(error.to_string()),
+                    Err(_) => Some("the 9P server panicked".to_string()),
+                };
+                if let Some(error) = failure {
                     tracing::warn!(kind = header.kind, %error, "virtio-9p: no reply");
                     reply.clear();
                     reply.extend_from_slice(&error_reply(header.tag, libc::EIO));
