@@ -10,7 +10,8 @@ use std::sync::Arc;
 use super::guard::msg;
 use super::*;
 use crate::bus::MmioDevice;
-use crate::virtio::test_driver::{Buffer, Driver};
+use crate::virtio::test_driver::{Buffer, Driver, BUFFERS, RAM_BASE};
+use crate::virtio::{take_dma_written_pages, DMA_PAGE_SIZE};
 
 const TVERSION: u8 = 100;
 const TATTACH: u8 = 104;
@@ -305,6 +306,52 @@ fn guest_reads_a_host_file() {
     let mut client = Client::new(&scratch.share(), ShareOptions::default());
     assert_eq!(client.cat(1, &["dir", "big"]), Ok(data));
     assert_eq!(client.cat(1, &["dir", "missing"]), Err(libc::ENOENT));
+}
+
+/// What the worker thread writes into guest memory lands in the dirty bitmap of the memory
+/// the transport was given, so the machine's fence.i sees code a 9P read replaced.
+#[test]
+fn replies_written_by_the_worker_mark_guest_pages_dirty() {
+    let scratch = Scratch::new("dirty");
+    let data = pattern(3 * DMA_PAGE_SIZE);
+    fs::write(scratch.share().join("code"), &data).unwrap();
+    let mut client = Client::new(&scratch.share(), ShareOptions::default());
+    assert!(client.walk(ROOT, 1, &["code"]).errno().is_none());
+    client.lopen(1, RDONLY).ok();
+    // A Tread for the whole file, with a reply buffer of exactly the reply's size.
+    let body = Body::default().u32(1).u64(0).u32(data.len() as u32);
+    let mut message = ((7 + body.0.len()) as u32).to_le_bytes().to_vec();
+    message.push(TREAD);
+    message.extend_from_slice(&0x77u16.to_le_bytes());
+    message.extend_from_slice(&body.0);
+    client.driver.free_buffers();
+    let request = client.driver.readable(&message);
+    let reply = client.driver.writable(11 + data.len() as u32);
+    // Forget everything written so far (the driver's own writes included).
+    take_dma_written_pages(&client.driver.mem, |_| {});
+    let len = client.driver.round_trip(0, &[request, reply]);
+    assert_eq!(len, reply.len);
+    assert_eq!(client.driver.bytes(reply.addr + 11, data.len()), data);
+    let mut dirty = Vec::new();
+    take_dma_written_pages(&client.driver.mem, |offset| dirty.push(offset));
+    let first = (reply.addr - RAM_BASE) as usize / DMA_PAGE_SIZE;
+    let last = (reply.addr - RAM_BASE + u64::from(len) - 1) as usize / DMA_PAGE_SIZE;
+    for page in first..=last {
+        assert!(
+            dirty.contains(&(page * DMA_PAGE_SIZE)),
+            "page {page} of the reply not marked (dirty: {dirty:x?})"
+        );
+    }
+    // Besides the reply, the device wrote only its used ring (the ring areas are below the
+    // buffers).
+    let buffers = (BUFFERS - RAM_BASE) as usize;
+    for &offset in &dirty {
+        let page = offset / DMA_PAGE_SIZE;
+        assert!(
+            offset < buffers || (first..=last).contains(&page),
+            "page {page} marked, but the device did not write it"
+        );
+    }
 }
 
 #[test]
