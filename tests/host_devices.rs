@@ -25,6 +25,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(180);
+/// Boots get longer: under `--tier t2` (every block compiled by LLVM before it first runs) a
+/// boot to the shell is 80-95 s of CPU time, and a shared 2-core machine gives a test half of
+/// a core or less.
+const BOOT_TIMEOUT: Duration = Duration::from_secs(480);
 const SECRET: &str = "host-secret-e3b0c442";
 
 /// A running VM (bundled kernel and rootfs) whose console we read and type into.
@@ -39,7 +43,7 @@ struct Console {
 impl Console {
     fn boot(args: &[&str]) -> Console {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
-            .args(["--timeout", "600"])
+            .args(["--timeout", "1200"])
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -68,12 +72,17 @@ impl Console {
             seen: 0,
             commands: 0,
         };
-        console.expect("root@rv32vm:~# ");
+        console.expect_within("root@rv32vm:~# ", BOOT_TIMEOUT);
         console
     }
 
     /// Waits until `pattern` appears after what was consumed; returns the text up to it.
     fn expect(&mut self, pattern: &str) -> String {
+        self.expect_within(pattern, STEP_TIMEOUT)
+    }
+
+    /// [`Console::expect`] with a time limit of `limit`.
+    fn expect_within(&mut self, pattern: &str, limit: Duration) -> String {
         let start = Instant::now();
         loop {
             {
@@ -86,7 +95,7 @@ impl Console {
                 }
             }
             let exited = self.child.try_wait().ok().flatten();
-            if start.elapsed() > STEP_TIMEOUT || exited.is_some() {
+            if start.elapsed() > limit || exited.is_some() {
                 std::thread::sleep(Duration::from_millis(200));
                 let out = self.output.lock().unwrap();
                 if out[self.seen..].contains(pattern) {
@@ -408,10 +417,10 @@ fn readme_recipe_runs_host_tests_and_returns_their_status() {
         let outcome = common::run_with_timeout(
             Command::new(env!("CARGO_BIN_EXE_rv32vm"))
                 .current_dir(scratch.share())
-                .args(["--tier", tier, "--timeout", "600", "--share", "."])
+                .args(["--tier", tier, "--timeout", "1200", "--share", "."])
                 .args(["--expect", "# "])
                 .args(["--send", "cd /mnt/host && ./run-tests; vm-exit $?"]),
-            STEP_TIMEOUT,
+            BOOT_TIMEOUT,
         )
         .expect("run rv32vm");
         assert_eq!(
@@ -620,8 +629,8 @@ fn shares_and_forwarded_ports_survive_a_guest_reboot() {
         .ok("cat /mnt/host/greeting")
         .contains("hello from the host"));
     vm.send("reboot -f");
-    vm.expect("Run /sbin/init");
-    vm.expect("root@rv32vm:~# ");
+    vm.expect_within("Run /sbin/init", BOOT_TIMEOUT);
+    vm.expect_within("root@rv32vm:~# ", BOOT_TIMEOUT);
     assert!(vm
         .ok("cat /mnt/host/greeting")
         .contains("hello from the host"));
