@@ -7,13 +7,21 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use rv32vm::exec::{EngineConfig, Tier};
 use rv32vm::machine::console::Script;
-use rv32vm_devices::virtio::DiskOptions;
+use rv32vm_devices::virtio::{DiskOptions, HostForward, NetOptions, ShareOptions};
 
+/// With no subcommand, the options are `boot`'s: `rv32vm --share .` boots the bundled images.
 #[derive(Parser)]
-#[command(name = "rv32vm", version, about = "A 32-bit RISC-V virtual machine")]
+#[command(
+    name = "rv32vm",
+    version,
+    about = "A 32-bit RISC-V virtual machine",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    boot: BootArgs,
 }
 
 #[derive(Subcommand)]
@@ -22,7 +30,7 @@ enum Command {
     /// program with --bare.
     Run(RunArgs),
     /// Boot a Linux kernel (system mode) on the virt-like machine.
-    Boot(BootArgs),
+    Boot(Box<BootArgs>),
 }
 
 #[derive(Args)]
@@ -39,6 +47,18 @@ struct BootArgs {
     /// images/rootfs.ext2 as a snapshot disk.
     #[arg(long, value_name = "FILE[,ro][,snapshot]", value_parser = parse_disk)]
     disk: Vec<(PathBuf, DiskOptions)>,
+    /// Share the host directory HOSTDIR with the guest over virtio-9p, under mount tag TAG
+    /// (default `host`; the bundled images mount `host` on /mnt/host). `ro` refuses every
+    /// change (EROFS). The guest cannot reach outside HOSTDIR; what it creates belongs to the
+    /// user running rv32vm. Repeat for more shares.
+    #[arg(long, value_name = "HOSTDIR[,tag=TAG][,ro]", value_parser = parse_share)]
+    share: Vec<(PathBuf, ShareOptions)>,
+    /// A virtio-net card on a user-mode network (libslirp, as QEMU's `-netdev user`): the guest
+    /// gets 10.0.2.15 by DHCP, 10.0.2.2 is the host. `hostfwd=tcp:[HOSTADDR]:HOSTPORT-:GUESTPORT`
+    /// forwards a host port (on 127.0.0.1 unless HOSTADDR says otherwise) into the guest;
+    /// repeat it for more ports. Without --net the guest has no network card.
+    #[arg(long, value_name = "user[,hostfwd=tcp:[HOSTADDR]:HOSTPORT-:GUESTPORT]...", value_parser = parse_net)]
+    net: Option<NetOptions>,
     /// Kernel command line (default: `console=ttyS0`, plus `root=/dev/vda rw` when booting
     /// from a disk without an initrd).
     #[arg(long, value_name = "ARGS")]
@@ -128,6 +148,65 @@ fn parse_disk(text: &str) -> Result<(PathBuf, DiskOptions), String> {
     Ok((PathBuf::from(path), options))
 }
 
+/// Parse `--share HOSTDIR[,tag=TAG][,ro]`.
+fn parse_share(text: &str) -> Result<(PathBuf, ShareOptions), String> {
+    let mut parts = text.split(',');
+    let dir = parts
+        .next()
+        .filter(|p| !p.is_empty())
+        .ok_or("--share needs a directory")?;
+    let mut options = ShareOptions::default();
+    for flag in parts {
+        match flag.split_once('=') {
+            Some(("tag", tag)) => {
+                if !rv32vm_devices::virtio::fs9p::is_valid_tag(tag) {
+                    return Err(format!(
+                        "bad mount tag `{tag}`: use 1 to {} letters, digits, `_`, `-` or `.`",
+                        rv32vm_devices::virtio::fs9p::MAX_TAG_LEN
+                    ));
+                }
+                options.tag = tag.to_string();
+            }
+            None if flag == "ro" => options.read_only = true,
+            _ => {
+                return Err(format!(
+                    "unknown share option `{flag}` (known: tag=TAG, ro)"
+                ))
+            }
+        }
+    }
+    Ok((PathBuf::from(dir), options))
+}
+
+/// Parse `--net user[,hostfwd=...]...`.
+fn parse_net(text: &str) -> Result<NetOptions, String> {
+    let mut parts = text.split(',');
+    match parts.next() {
+        Some("user") => {}
+        other => {
+            return Err(format!(
+                "unknown network mode `{}` (known: user)",
+                other.unwrap_or_default()
+            ))
+        }
+    }
+    let mut options = NetOptions::default();
+    for part in parts {
+        match part.split_once('=') {
+            Some(("hostfwd", spec)) => {
+                let forward: HostForward = spec.parse().map_err(|e| format!("hostfwd: {e}"))?;
+                options.forwards.push(forward);
+            }
+            _ => {
+                return Err(format!(
+                    "unknown --net option `{part}` (known: hostfwd=...)"
+                ))
+            }
+        }
+    }
+    Ok(options)
+}
+
 fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let images = images_dir();
     let bundled = args.kernel.is_none();
@@ -160,6 +239,8 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         script: Script::new(&args.expect, &args.send)?,
         console_log: args.console_log,
         disks,
+        shares: args.share,
+        net: args.net,
     };
     Ok(rv32vm::machine::boot::run(&opts)?)
 }
@@ -307,11 +388,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Run(args)) => report(run(args)),
-        Some(Command::Boot(args)) => report(boot(args)),
-        // No arguments: boot the bundled images with every boot default.
-        None => match Cli::try_parse_from(["rv32vm", "boot"]).map(|c| c.command) {
-            Ok(Some(Command::Boot(args))) => report(boot(args)),
-            _ => report(Err("cannot build the default boot arguments".into())),
-        },
+        Some(Command::Boot(args)) => report(boot(*args)),
+        // No subcommand: boot (the bundled images unless the options say otherwise).
+        None => report(boot(cli.boot)),
     }
 }

@@ -264,6 +264,20 @@ impl Insn {
         }
     }
 
+    /// For a `fence`: whether it orders earlier stores (or device outputs) before later loads
+    /// (or device inputs), the one ordering an x86-64 host does not give for free. Such fences
+    /// become a host `mfence` in every tier, because device worker threads (virtio) read and
+    /// write guest memory concurrently with the CPU: a driver publishing a ring index, then
+    /// reading the device's event index, relies on it. `fence.tso` (fm = 1000) never needs it.
+    #[inline]
+    pub fn fence_orders_stores_before_loads(&self) -> bool {
+        let fm = self.raw >> 28;
+        let predecessor = self.raw >> 24 & 0xf;
+        let successor = self.raw >> 20 & 0xf;
+        // pred/succ bits: I O R W (3..0).
+        fm != 0b1000 && predecessor & 0b0101 != 0 && successor & 0b1010 != 0
+    }
+
     /// How many instructions after this one its fused unit covers (0 when it is not fused).
     #[inline(always)]
     pub fn covers(&self) -> usize {
@@ -299,6 +313,20 @@ pub fn insn_len(lo: u16) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_store_to_load_fences_need_a_host_barrier() {
+        let fence = |raw: u32| decode(raw).fence_orders_stores_before_loads();
+        assert!(fence(0x0330_000f), "fence rw,rw (Linux mb, virtio_mb)");
+        assert!(fence(0x0ff0_000f), "fence iorw,iorw");
+        assert!(fence(0x0480_000f), "fence o,i");
+        assert!(fence(0x0120_000f), "fence w,r");
+        assert!(!fence(0x8330_000f), "fence.tso");
+        assert!(!fence(0x0100_000f), "pause");
+        assert!(!fence(0x0110_000f), "fence w,w");
+        assert!(!fence(0x0220_000f), "fence r,r");
+        assert!(!fence(0x0230_000f), "fence r,rw");
+    }
 
     #[test]
     fn insn_is_16_bytes() {

@@ -32,7 +32,9 @@ pub enum OpClass {
     FpMem,
     /// FP computation (`cpu::fpu::execute`).
     Fp,
-    /// `fence` (any encoding): nothing to do on one hart.
+    /// `fence` (any encoding): nothing to do on one hart; one that orders stores before loads
+    /// is a host full barrier in every tier, for the device worker threads that share guest
+    /// memory ([`crate::isa::Insn::fence_orders_stores_before_loads`]).
     Fence,
     /// System instructions, CSR accesses and illegal encodings (`semantics::exec_system`).
     System,

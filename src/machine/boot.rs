@@ -17,13 +17,16 @@ use super::console::{ConsoleOut, Script};
 use super::fdt::{self, ChosenPatch, FdtConfig};
 use super::loader::{self, Kernel, LoadError};
 use super::map;
-use super::system::{FirmwareMode, System, SystemError};
+use super::system::{FirmwareMode, HostDevices, System, SystemError};
 use super::terminal::{self, HostRequests, RawTerminal};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
 use crate::cpu::{Hart, Priv};
 use crate::exec::{Engine, EngineConfig, Stop};
 use crate::hostfile::{self, InputError};
-use rv32vm_devices::virtio::{Disk, DiskError, DiskOptions, VirtioBlk};
+use rv32vm_devices::virtio::{
+    Disk, DiskError, DiskOptions, NetError, NetOptions, ShareError, ShareOptions, Virtio9p,
+    VirtioBlk, VirtioNet,
+};
 
 /// The longest kernel command line a RISC-V Linux kernel keeps: its COMMAND_LINE_SIZE is 1024
 /// bytes including the terminating NUL; a longer `bootargs` is silently cut.
@@ -55,6 +58,10 @@ pub struct BootOptions {
     pub console_log: Option<PathBuf>,
     /// `--disk`: virtio-blk disks in slot order (the first is /dev/vda).
     pub disks: Vec<(PathBuf, DiskOptions)>,
+    /// `--share`: host directories shared over virtio-9p, in slot order after the disks.
+    pub shares: Vec<(PathBuf, ShareOptions)>,
+    /// `--net user,...`: a virtio-net card on a user-mode network (libslirp).
+    pub net: Option<NetOptions>,
 }
 
 impl BootOptions {
@@ -119,6 +126,12 @@ pub enum BootError {
     /// A disk image could not be opened or locked.
     #[error("{0}")]
     Disk(#[from] DiskError),
+    /// A `--share` directory cannot be shared (missing, not a directory, bad tag).
+    #[error("{0}")]
+    Share(#[from] ShareError),
+    /// The network could not start (a forwarded host port cannot be bound).
+    #[error("--net: {0}")]
+    Net(#[from] NetError),
     /// `--append` is longer than a RISC-V Linux kernel keeps.
     #[error("--append is {len} bytes; a RISC-V Linux kernel keeps at most {max} (COMMAND_LINE_SIZE 1024 including the terminating NUL) and would silently cut the rest")]
     CommandLineTooLong { len: usize, max: usize },
@@ -179,6 +192,16 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         .iter()
         .map(|(path, options)| Disk::open(path, *options).map(VirtioBlk::new))
         .collect::<Result<Vec<_>, _>>()?;
+    // Shared directories are resolved and forwarded ports bound now: a busy port is an error
+    // before the guest starts.
+    let mut host_devices = HostDevices {
+        shares: opts
+            .shares
+            .iter()
+            .map(|(dir, options)| Virtio9p::new(dir, options.clone()))
+            .collect::<Result<Vec<_>, _>>()?,
+        net: opts.net.clone().map(VirtioNet::new).transpose()?,
+    };
     // Every input is read and every disk locked: only now may output files be touched.
     let outputs = open_outputs(opts)?;
     if let Some((mut file, path)) = outputs.dump_dtb {
@@ -226,7 +249,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
     let mut retired_before_reset: u64 = 0;
     let mut resets: u64 = 0;
     let (status, mut hart) = loop {
-        let (mut system, mut hart) = power_on(&images, opts, &connections, disks)?;
+        let (mut system, mut hart) = power_on(&images, opts, &connections, disks, host_devices)?;
         system.deadline = deadline;
         if resets > 0 {
             // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
@@ -248,6 +271,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         // Whatever ended the run (poweroff, Ctrl-A x, a signal, a timeout), data the guest
         // wrote reaches the disk files first.
         disks = system.take_disks();
+        host_devices = system.take_host_devices();
         // A reset never hides what the host asked for: a signal, Ctrl-A x or the deadline
         // (the guest may reset before the machine's first poll).
         let stop = match stop {
@@ -344,7 +368,10 @@ fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
             ram_size,
             bootargs: opts.bootargs(),
             initrd: layout.initrd,
-            virtio_slots: System::virtio_slots(opts.disks.len()),
+            virtio_slots: System::virtio_slots(
+                opts.disks.len(),
+                opts.shares.len() + usize::from(opts.net.is_some()),
+            ),
         })
         .map_err(|e| BootError::FdtBuild(format!("{e:?}")))?,
     };
@@ -542,6 +569,7 @@ fn power_on(
     opts: &BootOptions,
     connections: &Connections,
     disks: Vec<VirtioBlk>,
+    host_devices: HostDevices,
 ) -> Result<(System, Hart), BootError> {
     let Images {
         kernel,
@@ -562,6 +590,7 @@ fn power_on(
         connections.console_input.clone(),
         connections.requests.clone(),
         disks,
+        host_devices,
     )?;
     let placed = |ok: bool, what: &'static str, size: usize| {
         if ok {

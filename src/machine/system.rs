@@ -5,7 +5,9 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rv32vm_devices::virtio::{self, VirtioBlk, VirtioMmio, VirtioRng};
+use rv32vm_devices::virtio::{
+    self, Virtio9p, VirtioBlk, VirtioDevice, VirtioMmio, VirtioNet, VirtioRng, Waker,
+};
 use rv32vm_devices::{
     Bus, Clint, DeviceId, GoldfishRtc, Plic, PowerEvent, Syscon, Uart, UartInput,
 };
@@ -55,6 +57,10 @@ pub struct System {
     rtc: DeviceId<GoldfishRtc>,
     /// virtio-blk disks, in slot order (slot n = /dev/vd<a+n> in a Linux guest).
     disks: Vec<DeviceId<VirtioMmio<VirtioBlk>>>,
+    /// virtio-9p shares (`--share`), after the disks.
+    shares: Vec<DeviceId<VirtioMmio<Virtio9p>>>,
+    /// The virtio-net card (`--net`), after the shares.
+    net: Option<DeviceId<VirtioMmio<VirtioNet>>>,
     pub console_input: UartInput,
     /// The console output's shared state (for reports).
     console: ConsoleOut,
@@ -95,6 +101,35 @@ pub enum SystemError {
     VirtioMemory(String),
     #[error("too many disks: at most {0} (virtio-mmio slots, one is the entropy device)")]
     TooManyDisks(u32),
+    /// Disks, shares and the network card need more virtio-mmio slots than the machine has.
+    #[error(
+        "too many virtio devices: {disks} disks + {shares} shares + {nets} network cards; at most \
+         {max} in all (virtio-mmio slots, one is the entropy device)"
+    )]
+    TooManyDevices {
+        disks: usize,
+        shares: usize,
+        nets: usize,
+        max: u32,
+    },
+}
+
+/// The devices that connect the guest to the host (`--share`, `--net`). Their worker threads
+/// and host state (bound ports, open directories) survive guest reboots: the machine takes
+/// them back with [`System::take_host_devices`] and hands them to the next one.
+#[derive(Debug, Default)]
+pub struct HostDevices {
+    /// One virtio-9p device per `--share`, in order.
+    pub shares: Vec<Virtio9p>,
+    /// The virtio-net card, with `--net`.
+    pub net: Option<VirtioNet>,
+}
+
+impl HostDevices {
+    /// How many virtio-mmio slots these take.
+    pub fn slots(&self) -> usize {
+        self.shares.len() + usize::from(self.net.is_some())
+    }
 }
 
 impl System {
@@ -106,16 +141,26 @@ impl System {
         console_input: UartInput,
         requests: Arc<HostRequests>,
         disks: Vec<VirtioBlk>,
+        host: HostDevices,
     ) -> Result<System, SystemError> {
         let ram = GuestRam::new(map::RAM_BASE, ram_size)?;
         if disks.len() as u32 >= map::VIRTIO_SLOTS {
             return Err(SystemError::TooManyDisks(map::VIRTIO_SLOTS - 1));
         }
+        if (disks.len() + host.slots()) as u32 >= map::VIRTIO_SLOTS {
+            return Err(SystemError::TooManyDevices {
+                disks: disks.len(),
+                shares: host.shares.len(),
+                nets: usize::from(host.net.is_some()),
+                max: map::VIRTIO_SLOTS - 1,
+            });
+        }
         let mut plic = Plic::new();
         let uart_irq = plic.irq_line(map::UART_IRQ)?;
         let rtc_irq = plic.irq_line(map::RTC_IRQ)?;
-        // One line per populated virtio slot: the disks, then the entropy device.
-        let virtio_irqs = (0..Self::virtio_slots(disks.len()))
+        // One line per populated virtio slot: the disks, the shares, the network card, then
+        // the entropy device.
+        let virtio_irqs = (0..Self::virtio_slots(disks.len(), host.slots()))
             .map(|slot| plic.irq_line(map::VIRTIO_IRQ_BASE + slot))
             .collect::<Result<Vec<_>, _>>()?;
         let uart = Uart::with_input(uart_irq, console.clone(), console_input.clone());
@@ -140,17 +185,35 @@ impl System {
         .map_err(|e| SystemError::VirtioMemory(e.to_string()))?;
         let slot_base =
             |slot: usize| map::VIRTIO_BASE as u64 + slot as u64 * map::VIRTIO_STRIDE as u64;
-        let mut irqs = virtio_irqs.into_iter();
+        let mut slots = virtio_irqs.into_iter().enumerate();
         let mut disk_ids = Vec::new();
         let dma_view = memory.clone();
-        for (slot, (disk, irq)) in disks.into_iter().zip(&mut irqs).enumerate() {
+        for (disk, (slot, irq)) in disks.into_iter().zip(&mut slots) {
             let dev = VirtioMmio::new(disk, memory.clone(), irq);
             disk_ids.push(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, dev)?);
         }
+        // Host devices complete requests on worker threads: their interrupts wake this (the
+        // CPU) thread when it idles in WFI.
+        let cpu_thread = std::thread::current();
+        let waker: Waker = Arc::new(move || cpu_thread.unpark());
+        let mut share_ids = Vec::new();
+        for (share, (slot, irq)) in host.shares.into_iter().zip(&mut slots) {
+            let dev = VirtioMmio::new(share, memory.clone(), irq);
+            dev.set_waker(waker.clone());
+            share_ids.push(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, dev)?);
+        }
+        let mut net_id = None;
+        if let Some(net) = host.net {
+            if let Some((slot, irq)) = slots.next() {
+                let dev = VirtioMmio::new(net, memory.clone(), irq);
+                dev.set_waker(waker.clone());
+                net_id = Some(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, dev)?);
+            }
+        }
         // The one line left is the entropy device's.
-        if let Some(irq) = irqs.next() {
+        if let Some((slot, irq)) = slots.next() {
             let rng = VirtioMmio::new(VirtioRng::new(), memory, irq);
-            bus.insert(slot_base(disk_ids.len()), virtio::mmio::MMIO_SIZE, rng)?;
+            bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, rng)?;
         }
         Ok(System {
             ram,
@@ -163,6 +226,8 @@ impl System {
             syscon,
             rtc,
             disks: disk_ids,
+            shares: share_ids,
+            net: net_id,
             console_input,
             console,
             requests,
@@ -179,10 +244,11 @@ impl System {
         })
     }
 
-    /// The virtio-mmio slots a machine with `disks` disks populates (disks, then the entropy
+    /// The virtio-mmio slots a machine with `disks` disks and `host_slots` host devices
+    /// ([`HostDevices::slots`]) populates (disks, shares, network card, then the entropy
     /// device), for the device tree.
-    pub fn virtio_slots(disks: usize) -> u32 {
-        disks as u32 + 1
+    pub fn virtio_slots(disks: usize, host_slots: usize) -> u32 {
+        (disks + host_slots) as u32 + 1
     }
 
     /// Write every disk's data to its host file (fsync); errors are logged.
@@ -206,6 +272,28 @@ impl System {
         ids.into_iter()
             .filter_map(|id| self.bus.take(id).map(VirtioMmio::into_device))
             .collect()
+    }
+
+    /// Take the shares and the network card off the machine (for the next one, after a guest
+    /// reboot). Each is reset first: its worker lets go of this machine's RAM.
+    pub fn take_host_devices(&mut self) -> HostDevices {
+        let shares = std::mem::take(&mut self.shares)
+            .into_iter()
+            .filter_map(|id| self.bus.take(id).map(VirtioMmio::into_device))
+            .map(|mut share| {
+                share.reset();
+                share
+            })
+            .collect();
+        let net = self
+            .net
+            .take()
+            .and_then(|id| self.bus.take(id).map(VirtioMmio::into_device))
+            .map(|mut net| {
+                net.reset();
+                net
+            });
+        HostDevices { shares, net }
     }
 
     /// Flush console output still buffered.
@@ -395,7 +483,8 @@ impl System {
         deadline
     }
 
-    /// WFI: sleep the host thread until a timer deadline or console input, in short slices.
+    /// WFI: sleep the host thread until a timer deadline, console input or a device interrupt
+    /// raised by a worker thread (which unparks this thread), in short slices.
     pub fn idle(&mut self, hart: &mut Hart) {
         self.flush_console();
         loop {
@@ -415,7 +504,7 @@ impl System {
             if hart.csr.deterministic_time {
                 return;
             }
-            std::thread::sleep(wait);
+            std::thread::park_timeout(wait);
         }
     }
 
@@ -653,6 +742,7 @@ mod tests {
             input,
             Arc::new(HostRequests::default()),
             Vec::new(),
+            HostDevices::default(),
         )
         .expect("a machine")
     }

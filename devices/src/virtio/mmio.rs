@@ -16,7 +16,10 @@
 //!   device does not have (its `QueueNumMax` reads 0, which Linux takes as "no such queue").
 //! - A `QueueNotify` write before `DRIVER_OK` is ignored. After it, the notified queue is
 //!   drained synchronously (with notifications re-enabled and re-checked, the `EVENT_IDX`
-//!   protocol), then the used-buffer interrupt is raised if the driver wants one.
+//!   protocol), then the used-buffer interrupt is raised if the driver wants one. A device with
+//!   a worker thread ([`VirtioDevice::has_worker`]) instead gets the queues when `DRIVER_OK` is
+//!   set ([`VirtioDevice::activate`]) and a wake-up per notification ([`VirtioDevice::kick`]);
+//!   see [`super::worker`].
 //! - The interrupt line is high exactly while `InterruptStatus` is not 0.
 //! - Writing 0 to `Status` resets the transport, every queue and the device.
 //! - There are no shared memory regions: `SHMLen` reads as all ones ("no such region").
@@ -24,8 +27,9 @@
 use virtio_queue::{Queue, QueueT};
 
 use super::status::{DEVICE_NEEDS_RESET, DRIVER_OK, FEATURES_OK};
+use super::worker::{self, ActiveQueues, Interrupt, Waker};
 use super::{
-    GuestMemoryMmap, VirtioDevice, VIRTIO_F_RING_EVENT_IDX, VIRTIO_F_RING_INDIRECT_DESC,
+    Chain, GuestMemoryMmap, VirtioDevice, VIRTIO_F_RING_EVENT_IDX, VIRTIO_F_RING_INDIRECT_DESC,
     VIRTIO_F_VERSION_1,
 };
 use crate::bus::MmioDevice;
@@ -108,10 +112,10 @@ const DRIVER_STATUS_BITS: u32 = 0xff & !DEVICE_NEEDS_RESET;
 pub struct VirtioMmio<D: VirtioDevice> {
     device: D,
     memory: GuestMemoryMmap,
-    irq: IrqLine,
+    /// `InterruptStatus` and the line, shared with a worker thread.
+    interrupt: Interrupt,
     queues: Vec<Queue>,
     status: u32,
-    interrupt_status: u32,
     device_features_select: u32,
     driver_features_select: u32,
     /// Features as the driver wrote them.
@@ -126,7 +130,7 @@ impl<D: VirtioDevice> std::fmt::Debug for VirtioMmio<D> {
         f.debug_struct("VirtioMmio")
             .field("device", &self.device.name())
             .field("status", &self.status)
-            .field("interrupt_status", &self.interrupt_status)
+            .field("interrupt_status", &self.interrupt.status())
             .field("acked_features", &self.acked_features)
             .finish_non_exhaustive()
     }
@@ -150,10 +154,9 @@ impl<D: VirtioDevice> VirtioMmio<D> {
         Self {
             device,
             memory,
-            irq,
+            interrupt: Interrupt::new(irq),
             queues,
             status: 0,
-            interrupt_status: 0,
             device_features_select: 0,
             driver_features_select: 0,
             driver_features: 0,
@@ -178,6 +181,12 @@ impl<D: VirtioDevice> VirtioMmio<D> {
         self.device
     }
 
+    /// Calls `waker` whenever the device raises its interrupt from a worker thread, so that a
+    /// CPU thread sleeping in WFI wakes up at once.
+    pub fn set_waker(&self, waker: Waker) {
+        self.interrupt.set_waker(waker);
+    }
+
     /// Every feature offered to the driver.
     pub fn offered_features(&self) -> u64 {
         self.device.features()
@@ -198,7 +207,7 @@ impl<D: VirtioDevice> VirtioMmio<D> {
 
     /// The `InterruptStatus` register.
     pub fn interrupt_status(&self) -> u32 {
-        self.interrupt_status
+        self.interrupt.status()
     }
 
     fn selected_queue(&self) -> Option<&Queue> {
@@ -212,22 +221,18 @@ impl<D: VirtioDevice> VirtioMmio<D> {
             .filter(|queue| !queue.ready())
     }
 
-    fn update_irq(&self) {
-        self.irq.set(self.interrupt_status != 0);
-    }
-
     fn reset(&mut self) {
         tracing::debug!(device = self.device.name(), "virtio reset");
         self.status = 0;
-        self.interrupt_status = 0;
         self.device_features_select = 0;
         self.driver_features_select = 0;
         self.driver_features = 0;
         self.acked_features = 0;
         self.queue_select = 0;
         self.queues.iter_mut().for_each(QueueT::reset);
+        // A device with a worker takes its queues back before this returns.
         self.device.reset();
-        self.update_irq();
+        self.interrupt.clear();
     }
 
     fn write_status(&mut self, value: u32) {
@@ -251,7 +256,29 @@ impl<D: VirtioDevice> VirtioMmio<D> {
                 self.acked_features = self.driver_features;
             }
         }
+        let starting = status & DRIVER_OK != 0 && self.status & DRIVER_OK == 0;
         self.status = status | (self.status & DEVICE_NEEDS_RESET);
+        if starting && self.device.has_worker() {
+            let event_idx = self.acked_features & VIRTIO_F_RING_EVENT_IDX != 0;
+            let queues = self
+                .queues
+                .iter()
+                .map(|queue| {
+                    // The state of a queue the transport accepted is valid; a queue that is
+                    // not ready stays unused either way.
+                    let mut copy = Queue::try_from(queue.state()).unwrap_or_default();
+                    if copy.ready() {
+                        copy.set_event_idx(event_idx);
+                    }
+                    copy
+                })
+                .collect();
+            self.device.activate(ActiveQueues {
+                memory: self.memory.clone(),
+                queues,
+                interrupt: self.interrupt.clone(),
+            });
+        }
     }
 
     fn write_driver_features(&mut self, value: u32) {
@@ -313,51 +340,16 @@ impl<D: VirtioDevice> VirtioMmio<D> {
         if !queue.ready() {
             return;
         }
-        let memory = &self.memory;
-        let device = &mut self.device;
-        let mut used = 0usize;
-        loop {
-            if let Err(error) = queue.disable_notification(memory) {
-                tracing::warn!(device = device.name(), %error, "cannot disable notifications");
-            }
-            let mut popped = 0usize;
-            while let Some(chain) = queue.pop_descriptor_chain(memory) {
-                let head = chain.head_index();
-                let len = device.process_chain(queue_index, chain, memory);
-                // Only buffers that reached the used ring count towards the interrupt: a chain
-                // that cannot be reported (head out of range, used ring outside RAM) must not
-                // raise a used-buffer interrupt with nothing to find (Linux counts those as
-                // spurious and eventually disables the line).
-                match queue.add_used(memory, head, len) {
-                    Ok(()) => used += 1,
-                    Err(error) => {
-                        let name = device.name();
-                        tracing::warn!(device = name, head, %error, "cannot add to used ring");
-                    }
-                }
-                popped += 1;
-            }
-            // Re-enabling publishes avail_event (EVENT_IDX); a chain that arrived meanwhile is
-            // served now. An avail ring the iterator refuses yields nothing: stop there.
-            match queue.enable_notification(memory) {
-                Ok(true) if popped > 0 => continue,
-                Ok(_) => break,
-                Err(error) => {
-                    tracing::warn!(device = device.name(), %error, "cannot enable notifications");
-                    break;
-                }
-            }
-        }
-        if used == 0 {
+        if self.device.has_worker() {
+            self.device.kick(queue_index);
             return;
         }
-        let wanted = queue.needs_notification(memory).unwrap_or_else(|error| {
-            tracing::warn!(device = device.name(), %error, "cannot read used_event");
-            true
-        });
-        if wanted {
-            self.interrupt_status |= INT_USED_BUFFER;
-            self.update_irq();
+        let memory = &self.memory;
+        let device = &mut self.device;
+        let name = device.name();
+        let serve = |chain: Chain<'_>| device.process_chain(queue_index, chain, memory);
+        if worker::drain_queue(queue, memory, name, serve) {
+            self.interrupt.raise(INT_USED_BUFFER);
         }
     }
 
@@ -376,7 +368,7 @@ impl<D: VirtioDevice> VirtioMmio<D> {
             QUEUE_NUM_MAX => queue.map_or(0, |queue| u32::from(queue.max_size())),
             QUEUE_NUM => queue.map_or(0, |queue| u32::from(queue.size())),
             QUEUE_READY => queue.map_or(0, |queue| u32::from(queue.ready())),
-            INTERRUPT_STATUS => self.interrupt_status,
+            INTERRUPT_STATUS => self.interrupt.status(),
             STATUS => self.status,
             SHM_LEN_LOW | SHM_LEN_HIGH => u32::MAX,
             CONFIG_GENERATION => 0,
@@ -398,10 +390,7 @@ impl<D: VirtioDevice> VirtioMmio<D> {
             }
             QUEUE_READY => self.write_queue_ready(value),
             QUEUE_NOTIFY => self.notify(value),
-            INTERRUPT_ACK => {
-                self.interrupt_status &= !value;
-                self.update_irq();
-            }
+            INTERRUPT_ACK => self.interrupt.acknowledge(value),
             STATUS => self.write_status(value),
             QUEUE_DESC_LOW | QUEUE_DESC_HIGH | QUEUE_DRIVER_LOW | QUEUE_DRIVER_HIGH
             | QUEUE_DEVICE_LOW | QUEUE_DEVICE_HIGH => {

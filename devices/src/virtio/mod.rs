@@ -43,9 +43,14 @@
 pub mod blk;
 mod chain;
 pub mod disk;
+pub mod fs9p;
 pub mod mmio;
+pub mod net;
 pub mod rng;
+pub mod worker;
 
+#[cfg(test)]
+mod test_driver;
 #[cfg(test)]
 mod tests;
 
@@ -56,8 +61,11 @@ use vm_memory::{GuestAddress, GuestMemoryBackend, GuestRegionCollectionError, Gu
 
 pub use blk::VirtioBlk;
 pub use disk::{Disk, DiskError, DiskOptions};
+pub use fs9p::{ShareError, ShareOptions, Virtio9p};
 pub use mmio::VirtioMmio;
+pub use net::{HostForward, NetError, NetOptions, VirtioNet};
 pub use rng::VirtioRng;
+pub use worker::{ActiveQueues, Interrupt, Waker};
 /// Guest memory as the virtio devices see it: the machine's RAM, one `vm-memory` region.
 /// Guest RAM as the devices see it: one region over the machine's RAM mapping, with a bitmap of
 /// the pages devices wrote (DMA), so that the machine can tell which pages of code a device
@@ -125,16 +133,40 @@ pub trait VirtioDevice: Send + 'static {
     /// buffers (the used ring's `len`).
     ///
     /// A malformed chain fails only this request; the transport puts it on the used ring
-    /// whatever happens.
+    /// whatever happens. Not called for a device with a worker ([`Self::has_worker`]).
     fn process_chain(
         &mut self,
         queue_index: u16,
         chain: Chain<'_>,
         memory: &GuestMemoryMmap,
-    ) -> u32;
+    ) -> u32 {
+        let _ = (queue_index, chain, memory);
+        tracing::error!(
+            device = self.name(),
+            "process_chain on a device with a worker"
+        );
+        0
+    }
 
     /// The driver reset the device (status 0). Persistent state such as disk contents stays.
+    /// A device with a worker takes its queues back before returning.
     fn reset(&mut self) {}
+
+    /// Whether the device serves its queues on a worker thread ([`worker`]) instead of chain by
+    /// chain on the CPU thread ([`Self::process_chain`]).
+    fn has_worker(&self) -> bool {
+        false
+    }
+
+    /// A device with a worker: the driver set `DRIVER_OK`; serve `queues` from now on.
+    fn activate(&mut self, queues: ActiveQueues) {
+        let _ = queues;
+    }
+
+    /// A device with a worker: the driver notified queue `queue_index`.
+    fn kick(&mut self, queue_index: u16) {
+        let _ = queue_index;
+    }
 }
 
 /// Why the machine's RAM could not be described as [`GuestMemoryMmap`].

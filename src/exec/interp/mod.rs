@@ -234,6 +234,13 @@ unsafe fn nop(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
     next(hart, ctx, slot)
 }
 
+/// A `fence` that orders stores before loads: a host full barrier (see
+/// [`crate::isa::Insn::fence_orders_stores_before_loads`]).
+unsafe fn op_fence_store_load(hart: &mut Hart, ctx: *mut (), slot: *const Slot) -> Exit {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    next(hart, ctx, slot)
+}
+
 /// A pure integer operation ([`OpClass::Alu`]) with `rd != x0` (the builder gives `rd = x0`
 /// the `nop` handler): `x[rd] = alu(OP, x[rs1], x[rs2], imm)`. One instance per operation, so
 /// the shared semantics fold to that operation's few host instructions.
@@ -670,6 +677,7 @@ fn handler_for<P: Platform>(i: &Insn) -> Handler {
         OpClass::Alu if i.op == Lui || (i.op == Addi && i.rs1 == 0) => op_li,
         OpClass::Alu => alu_handler(i.op),
         OpClass::Auipc => op_auipc,
+        OpClass::Fence if i.fence_orders_stores_before_loads() => op_fence_store_load,
         OpClass::Fence => nop,
         OpClass::Branch => match i.op {
             Beq => op_beq::<P>,

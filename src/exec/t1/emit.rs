@@ -600,6 +600,11 @@ impl Emitter {
         dynasm!(self.ops ; .arch x64 ; jmp Rq(r.n()));
     }
 
+    /// A full memory barrier (`mfence`).
+    pub fn emit_mfence(&mut self) {
+        dynasm!(self.ops ; .arch x64 ; mfence);
+    }
+
     /// Call the function at host address `f` (anywhere in the address space; clobbers rax).
     pub fn emit_call(&mut self, f: usize) {
         dynasm!(self.ops ; .arch x64 ; mov rax, QWORD f as i64 ; call rax);

@@ -570,6 +570,7 @@ impl<'a> BlockCompiler<'a> {
         match i.op {
             // GEN_ALU_IMM and friends: results written to x0 vanish, so skip the work.
             Lui => self.set_imm(i.rd, i.imm as u32),
+            Fence if i.fence_orders_stores_before_loads() => self.e.emit_mfence(),
             Auipc => self.set_imm(i.rd, pc.wrapping_add(i.imm as u32)),
             Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Rori | Bclri | Bseti
             | Binvi | Bexti

@@ -32,7 +32,7 @@ use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
 use inkwell::types::{FunctionType, IntType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
-use inkwell::IntPredicate;
+use inkwell::{AtomicOrdering, IntPredicate};
 
 use super::region::{RegionBlock, RegionPlan};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
@@ -735,7 +735,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.set_reg(i.rd, v)?;
             }
             OpClass::Auipc => self.set_reg(i.rd, self.c32(pc.wrapping_add(i.imm as u32)))?,
-            OpClass::Fence => {}
+            OpClass::Fence => self.fence(i)?,
             OpClass::Load { width, signed } => self.load(i, width, signed, pc, index)?,
             OpClass::Store { width } => self.store(i, width, pc, index)?,
             OpClass::Atomic | OpClass::FpMem | OpClass::Fp => {
@@ -866,6 +866,26 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_int_value();
         let v = self.b.build_or(old, device, "")?;
         self.b.build_store(self.leave, v)?;
+        Ok(())
+    }
+
+    /// A guest `fence`. One that orders stores before loads is a sequentially consistent LLVM
+    /// fence (a host `mfence`, as in the interpreter and tier 1: device worker threads share
+    /// guest memory, see [`Insn::fence_orders_stores_before_loads`]). Any other fence that
+    /// orders something (not `pause`) is an acquire-release fence: no host instruction on
+    /// x86-64, but LLVM may not move the region's guest loads and stores across it, which the
+    /// other tiers never do either.
+    fn fence(&self, i: &Insn) -> Result<()> {
+        let predecessor = i.raw >> 24 & 0xf;
+        let successor = i.raw >> 20 & 0xf;
+        let ordering = if i.fence_orders_stores_before_loads() {
+            AtomicOrdering::SequentiallyConsistent
+        } else if predecessor != 0 && successor != 0 {
+            AtomicOrdering::AcquireRelease
+        } else {
+            return Ok(());
+        };
+        self.b.build_fence(ordering, false, "")?;
         Ok(())
     }
 
@@ -1247,5 +1267,46 @@ fn ty_of(context: &Context, size: u32) -> IntType<'_> {
         2 => context.i16_type(),
         8 => context.i64_type(),
         _ => context.i32_type(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::decode;
+
+    /// The IR of a one-block region made of `words`, after a `jal` out of the page.
+    fn region_ir(words: &[u32]) -> String {
+        let mut insns: Vec<Insn> = words.iter().map(|&w| decode(w)).collect();
+        insns.push(decode(0x0000_106f)); // jal x0, +0x1000
+        let plan = RegionPlan {
+            entry_pc: 0x1000,
+            blocks: vec![RegionBlock { pc: 0x1000, insns }],
+        };
+        let env = CodegenEnv {
+            helpers: Helpers::for_platform::<crate::machine::system::System>(),
+            flat_base: None,
+            opt: T2Opt::Fast,
+        };
+        let context = Context::create();
+        let module = context.create_module("test");
+        build_region(&context, &module, "region", &plan, &env).expect("codegen");
+        module.verify().expect("valid IR");
+        module.print_to_string().to_string()
+    }
+
+    #[test]
+    fn fences_become_llvm_fences_by_what_they_order() {
+        let count = |ir: &str, what: &str| ir.matches(what).count();
+        // fence rw,rw (Linux mb, virtio_mb): a host full barrier.
+        let ir = region_ir(&[0x0330_000f]);
+        assert_eq!(count(&ir, "fence seq_cst"), 1, "{ir}");
+        // fence r,rw and fence.tso: ordering x86-64 gives, only LLVM must keep it.
+        let ir = region_ir(&[0x0230_000f, 0x8330_000f]);
+        assert_eq!(count(&ir, "fence seq_cst"), 0, "{ir}");
+        assert_eq!(count(&ir, "fence acq_rel"), 2, "{ir}");
+        // pause orders nothing.
+        let ir = region_ir(&[0x0100_000f]);
+        assert_eq!(count(&ir, "fence"), 0, "{ir}");
     }
 }
