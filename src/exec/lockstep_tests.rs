@@ -590,7 +590,16 @@ fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned:
         f: [0; 32],
         frm: 0,
     };
-    run_with_fp(tier, ALL_PASSES, None, code, regs, data, allow_misaligned, &fp)
+    run_with_fp(
+        tier,
+        ALL_PASSES,
+        None,
+        code,
+        regs,
+        data,
+        allow_misaligned,
+        &fp,
+    )
 }
 
 /// A run's starting machine: the memory layout and the FP unit's state.
@@ -859,7 +868,12 @@ const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
     #[cfg(tier2)]
     (Tier::T2, NO_PASSES, None, "tier 2 without block passes"),
     #[cfg(tier2)]
-    (Tier::T2, ALL_PASSES, Some(T2Opt::Full), "tier 2 optimised (O2, calls followed)"),
+    (
+        Tier::T2,
+        ALL_PASSES,
+        Some(T2Opt::Full),
+        "tier 2 optimised (O2, calls followed)",
+    ),
 ];
 
 /// Cases per randomized test: `RV32VM_LOCKSTEP_CASES`, or 3000.

@@ -518,7 +518,10 @@ impl Engine {
             members.clear();
         }
         let wait = self.policy.t2_waits();
-        match self.t2.request(idx, host, self.epoch, plan, env, members, wait) {
+        match self
+            .t2
+            .request(idx, host, self.epoch, plan, env, members, wait)
+        {
             Some(f) => self.install_region::<P>(f),
             None => 0,
         }

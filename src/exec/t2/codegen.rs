@@ -176,10 +176,9 @@ pub fn build_region<'ctx>(
     let first = g.blocks[&plan.entry_pc];
     if env.multi_entry && plan.blocks.len() > 1 {
         // Enter at the block `hart.pc` names (the run loop enters only at region blocks).
-        let pc = g
-            .b
-            .build_load(i32t, g.hart_field(Layout::PC)?, "entry_pc")?
-            .into_int_value();
+        let pc =
+            g.b.build_load(i32t, g.hart_field(Layout::PC)?, "entry_pc")?
+                .into_int_value();
         let cases: Vec<(IntValue<'ctx>, BasicBlock<'ctx>)> = plan
             .blocks
             .iter()

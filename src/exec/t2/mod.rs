@@ -296,8 +296,7 @@ impl Tier2 {
     /// also be entered at; the engine checked that all are current).
     pub fn install(&mut self, f: &Finished, members: &[Member]) {
         let entry = f.entry;
-        self.regions
-            .insert(f.block, Installed { pc: f.pc, entry });
+        self.regions.insert(f.block, Installed { pc: f.pc, entry });
         for &(idx, _, pc) in members {
             self.regions.entry(idx).or_insert(Installed { pc, entry });
         }
