@@ -1284,8 +1284,9 @@ mod tests {
         };
         let env = CodegenEnv {
             helpers: Helpers::for_platform::<crate::machine::system::System>(),
-            flat_base: None,
+            flat: false,
             opt: T2Opt::Fast,
+            multi_entry: false,
         };
         let context = Context::create();
         let module = context.create_module("test");
