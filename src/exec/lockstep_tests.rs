@@ -679,6 +679,7 @@ const NO_PASSES: IrOptions = IrOptions {
 };
 
 /// Run with the FP unit on (mstatus.FS = Initial) or off, and FP registers made from `regs`.
+#[allow(clippy::too_many_arguments)]
 fn run_with_fp(
     tier: Tier,
     ir: IrOptions,
