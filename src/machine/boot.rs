@@ -10,15 +10,14 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::console::{ConsoleOut, Script};
+use super::console::{Script, ScriptError};
 use super::fdt::{self, ChosenPatch, FdtConfig};
 use super::loader::{self, Kernel, LoadError};
 use super::map;
+use super::session::Connections;
 use super::system::{FirmwareMode, System, SystemError};
-use super::terminal::{self, HostRequests, RawTerminal};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
 use crate::cpu::{Hart, Priv};
 use crate::exec::{Engine, EngineConfig, Stop};
@@ -55,6 +54,9 @@ pub struct BootOptions {
     pub console_log: Option<PathBuf>,
     /// `--disk`: virtio-blk disks in slot order (the first is /dev/vda).
     pub disks: Vec<(PathBuf, DiskOptions)>,
+    /// `--save`: write the machine to this file when the script's last `--expect` appears,
+    /// then exit.
+    pub save: Option<PathBuf>,
 }
 
 impl BootOptions {
@@ -119,6 +121,9 @@ pub enum BootError {
     /// A disk image could not be opened or locked.
     #[error("{0}")]
     Disk(#[from] DiskError),
+    /// `--save` without a final `--expect` to save at.
+    #[error("{0}")]
+    Script(#[from] ScriptError),
     /// `--append` is longer than a RISC-V Linux kernel keeps.
     #[error("--append is {len} bytes; a RISC-V Linux kernel keeps at most {max} (COMMAND_LINE_SIZE 1024 including the terminating NUL) and would silently cut the rest")]
     CommandLineTooLong { len: usize, max: usize },
@@ -140,7 +145,7 @@ fn read_kernel(path: &Path, ram_size: u64) -> Result<Vec<u8>, BootError> {
 }
 
 /// The `--timeout` deadline, from now. A limit too large to represent is no limit at all.
-fn arm_deadline(timeout: Option<Duration>) -> Option<(Instant, Duration)> {
+pub(crate) fn arm_deadline(timeout: Option<Duration>) -> Option<(Instant, Duration)> {
     let limit = timeout?;
     match Instant::now().checked_add(limit) {
         Some(deadline) => Some((deadline, limit)),
@@ -189,37 +194,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 source,
             })?;
     }
-    let console_input = rv32vm_devices::UartInput::new();
-    let console = ConsoleOut::new(
-        outputs.console_log,
-        opts.script.clone(),
-        console_input.clone(),
-    );
-    let requests = Arc::new(HostRequests::default());
-    let interactive = terminal::stdin_is_terminal();
-    terminal::install_signal_handlers();
-    let mut raw_terminal = if interactive {
-        match RawTerminal::enable() {
-            Ok(t) => Some(t),
-            Err(e) => {
-                tracing::warn!("cannot put the terminal in raw mode: {e}");
-                None
-            }
-        }
-    } else {
-        None
+    let script = match &opts.save {
+        Some(_) => opts.script.clone().save_at_end()?,
+        None => opts.script.clone(),
     };
-    terminal::spawn_reader(
-        console_input.clone(),
-        raw_terminal.is_some(),
-        requests.clone(),
-    );
-    let connections = Connections {
-        console,
-        console_input,
-        requests,
-    };
-    let newline = if raw_terminal.is_some() { "\r\n" } else { "\n" };
+    let mut connections = Connections::open(outputs.console_log, script, opts.save.clone());
     // One engine for every machine the guest reboots into, so `--stats` covers the whole run.
     let mut engine = Engine::new(opts.engine.clone());
     // Instructions retired by the machines before the last guest reset.
@@ -232,18 +211,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
             engine.flush_code(&mut hart);
         }
-        let stop = loop {
-            match engine.run(&mut hart, &mut system, None) {
-                Stop::Stats => {
-                    system.flush_console();
-                    hart.instret = hart.instret.wrapping_add(retired_before_reset);
-                    let report = crate::format_stats(&engine, &hart).replace('\n', newline);
-                    hart.instret = hart.instret.wrapping_sub(retired_before_reset);
-                    eprint!("{newline}{report}");
-                }
-                stop => break stop,
-            }
-        };
+        let stop = connections.run(&mut engine, &mut hart, &mut system, retired_before_reset);
         system.flush_console();
         // Whatever ended the run (poweroff, Ctrl-A x, a signal, a timeout), data the guest
         // wrote reaches the disk files first.
@@ -262,12 +230,12 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 continue;
             }
             Stop::Exit(code) => break (connections.console.exit_status(code), hart),
-            Stop::InsnLimit | Stop::Stats => break (Ok(124), hart),
+            Stop::InsnLimit | Stop::Stats | Stop::Pause => break (Ok(124), hart),
             Stop::Fatal { status, message } => break (Err((status, message)), hart),
         }
     };
     // Messages go to a terminal in its normal mode.
-    drop(raw_terminal.take());
+    connections.restore_terminal();
     if opts.stats {
         hart.instret = hart.instret.wrapping_add(retired_before_reset);
         if resets > 0 {
@@ -517,13 +485,6 @@ fn set_blocking(file: &File) -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
-}
-
-/// The host ends of the machine's devices, kept across guest reboots.
-struct Connections {
-    console: ConsoleOut,
-    console_input: rv32vm_devices::UartInput,
-    requests: Arc<HostRequests>,
 }
 
 /// Everything loaded from disk, and where it goes.
