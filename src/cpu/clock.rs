@@ -100,6 +100,10 @@ mod tests {
     fn a_set_clock_goes_on_from_the_value_set() {
         let mut clock = MachineClock::new();
         clock.set_deterministic(true, 0);
+        // Switching keeps the value the host clock had reached.
+        let switched = clock.now(0);
+        assert_eq!(clock.now(9), switched, "less than a tick of instructions");
+        clock.set(0, 0);
         assert_eq!(clock.now(0), 0);
         assert_eq!(clock.now(95), 9);
         clock.set(1_000_000, 95);
