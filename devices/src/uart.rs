@@ -1290,4 +1290,45 @@ mod tests {
         assert_eq!(uart.read(LSR, 1) & u64::from(LSR_THRE), u64::from(LSR_THRE));
         assert!(uart.irq_level());
     }
+
+    #[test]
+    fn state_round_trips_with_fifo_bytes_and_the_interrupt() {
+        let mut f = Fixture::new();
+        f.wr(FCR, FCR_ENABLE_FIFO);
+        f.wr(IER, IER_RDI);
+        f.wr(SCR, 0x5a);
+        f.uart.enqueue_input(b"hi");
+        assert!(f.levels.is_high(IRQ));
+        let mut out = StateWriter::new();
+        f.uart.save_state(&mut out);
+        let bytes = out.into_bytes();
+
+        let mut g = Fixture::new();
+        assert!(!g.levels.is_high(IRQ));
+        let mut input = StateReader::new(&bytes);
+        g.uart.restore_state(&mut input).unwrap();
+        input.finish("uart").unwrap();
+        assert!(
+            g.levels.is_high(IRQ),
+            "the receive interrupt is driven again"
+        );
+        assert_eq!(g.rd(SCR), 0x5a);
+        assert_eq!(g.rd(RBR), b'h', "a byte in the FIFO is not lost");
+        assert_eq!(g.rd(RBR), b'i');
+        assert!(!g.levels.is_high(IRQ));
+        for cut in 0..bytes.len() {
+            assert!(Fixture::new()
+                .uart
+                .restore_state(&mut StateReader::new(&bytes[..cut]))
+                .is_err());
+        }
+        // A FIFO longer than the hardware's is refused.
+        let mut long = bytes[..bytes.len() - 2 - 8].to_vec();
+        long.extend_from_slice(&(RX_FIFO_SIZE as u64 + 1).to_le_bytes());
+        long.extend(std::iter::repeat_n(b'x', RX_FIFO_SIZE + 1));
+        assert!(Fixture::new()
+            .uart
+            .restore_state(&mut StateReader::new(&long))
+            .is_err());
+    }
 }
