@@ -13,7 +13,8 @@ use std::process::Command;
 use std::time::Duration;
 
 const PROMPT: &str = "root@rv32vm:~# ";
-const LIMIT: Duration = Duration::from_secs(240);
+// Generous: tier 2 compiles every block before it runs, and CI machines are shared.
+const LIMIT: Duration = Duration::from_secs(900);
 
 /// Written to the bundled root filesystem (a snapshot-mode disk) before the save, then read
 /// back from the disk (page cache dropped) after the restore: it lives only in the overlay.
@@ -60,7 +61,7 @@ fn probe_output(stdout: &str) -> String {
 fn boot_and_save(tier: &str, file: &Path) {
     let _ = std::fs::remove_file(file);
     let out = run(rv32vm()
-        .args(["boot", "--tier", tier, "--timeout", "200"])
+        .args(["boot", "--tier", tier, "--timeout", "600"])
         .args(["--expect", PROMPT, "--send", NOTE_COMMAND])
         .args(["--expect", PROMPT, "--save"])
         .arg(file));
@@ -89,7 +90,7 @@ fn restore_and_probe(tier: &str, file: &Path) -> common::RunOutcome {
     run(rv32vm()
         .arg("restore")
         .arg(file)
-        .args(["--tier", tier, "--timeout", "120"])
+        .args(["--tier", tier, "--timeout", "600"])
         .args(["--expect", PROMPT, "--send", PROBE_COMMAND])
         .args(["--expect", "\nEND", "--send", "poweroff -f"]))
 }
@@ -97,7 +98,7 @@ fn restore_and_probe(tier: &str, file: &Path) -> common::RunOutcome {
 /// The probe's output in a machine that was never saved.
 fn uninterrupted_probe() -> String {
     let out = run(rv32vm()
-        .args(["boot", "--tier", "interp", "--timeout", "200"])
+        .args(["boot", "--tier", "interp", "--timeout", "600"])
         .args(["--expect", PROMPT, "--send", NOTE_COMMAND])
         .args(["--expect", PROMPT, "--send", PROBE_COMMAND])
         .args(["--expect", "\nEND", "--send", "poweroff -f"]));
@@ -121,8 +122,11 @@ fn restored_machines_answer_like_one_that_never_stopped_in_every_tier() {
     for &tier in common::TIERS {
         let file = scratch_dir().join(format!("prompt-{tier}.snap"));
         boot_and_save(tier, &file);
-        // Twice from the same file: restoring never changes it.
-        for attempt in 1..=2 {
+        // Twice from the same file (restoring never changes it); the second time under the
+        // interpreter only, since that is a property of the file, not of the tier, and tier 2
+        // restores compile every block again.
+        let attempts = if tier == "interp" { 2 } else { 1 };
+        for attempt in 1..=attempts {
             let out = restore_and_probe(tier, &file);
             assert_eq!(
                 code(&out),
@@ -156,7 +160,7 @@ fn a_writable_disk_changed_since_the_save_is_refused() {
     let file = scratch_dir().join("writable.snap");
     let _ = std::fs::remove_file(&file);
     let out = run(rv32vm()
-        .args(["boot", "--tier", "interp", "--timeout", "200", "--disk"])
+        .args(["boot", "--tier", "interp", "--timeout", "600", "--disk"])
         .arg(&disk)
         .args(["--expect", PROMPT, "--save"])
         .arg(&file));
