@@ -178,6 +178,10 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             });
         }
     }
+    if let Some(path) = &opts.save {
+        // The snapshot replaces its file when written: never one of the VM's own files.
+        check_output("--save", path, file_identity(path), &own_files(opts))?;
+    }
     let images = load_images(opts)?;
     let mut disks = opts
         .disks

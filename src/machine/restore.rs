@@ -93,6 +93,9 @@ pub enum RestoreError {
     /// A bad `--expect`/`--save` combination.
     #[error("{0}")]
     Script(#[from] ScriptError),
+    /// `--save` names a disk of the machine.
+    #[error("--save {} is the disk {}; refusing to overwrite it", path.display(), disk.display())]
+    SaveOverDisk { path: PathBuf, disk: PathBuf },
     /// `--console-log` cannot be written, or names the snapshot or a disk.
     #[error("--console-log {}: {reason}", path.display())]
     ConsoleLog { path: PathBuf, reason: String },
@@ -195,6 +198,17 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     let snapshot = snapshot::read(&opts.snapshot)?;
     let disks = open_disks(&snapshot, &opts.disks)?;
     let console_log = open_console_log(opts, &disks)?;
+    if let Some(path) = &opts.save {
+        let identity = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        if let Some(id) = identity(path) {
+            if let Some(blk) = disks.iter().find(|d| identity(d.disk().path()) == Some(id)) {
+                return Err(RestoreError::SaveOverDisk {
+                    path: path.clone(),
+                    disk: blk.disk().path().to_path_buf(),
+                });
+            }
+        }
+    }
     let script = match &opts.save {
         Some(_) => opts.script.clone().save_at_end()?,
         None => opts.script.clone(),
