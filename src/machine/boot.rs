@@ -215,7 +215,13 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
             engine.flush_code(&mut hart);
         }
-        let stop = connections.run(&mut engine, &mut hart, &mut system, retired_before_reset);
+        let stop = connections.run(
+            &mut engine,
+            &mut hart,
+            &mut system,
+            retired_before_reset,
+            |engine, hart, system| engine.run(hart, system, None),
+        );
         system.flush_console();
         // Whatever ended the run (poweroff, Ctrl-A x, a signal, a timeout), data the guest
         // wrote reaches the disk files first.

@@ -242,7 +242,13 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     drop(snapshot);
 
     let mut engine = Engine::new(opts.engine.clone());
-    let stop = connections.run(&mut engine, &mut hart, &mut system, 0);
+    let stop = connections.run(
+        &mut engine,
+        &mut hart,
+        &mut system,
+        0,
+        |engine, hart, system| engine.run(hart, system, None),
+    );
     system.flush_console();
     // Data the guest wrote reaches the disk files, whatever ended the run.
     drop(system.take_disks());

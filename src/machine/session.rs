@@ -75,17 +75,19 @@ impl Connections {
     /// Run the machine until something ends the run: statistics requests are reported and
     /// the run goes on; a snapshot request saves the machine between blocks, then goes on
     /// (`Ctrl-A S`) or ends the run with status 0 (`--save`). `retired_before_reset` counts
-    /// the instructions of earlier machines, for statistics.
+    /// the instructions of earlier machines, for statistics. `run_once` runs the machine
+    /// until the engine stops (`Engine::run`, or a wrapper such as a debugger's).
     pub fn run(
         &self,
         engine: &mut Engine,
         hart: &mut Hart,
         system: &mut System,
         retired_before_reset: u64,
+        mut run_once: impl FnMut(&mut Engine, &mut Hart, &mut System) -> Stop,
     ) -> Stop {
         let newline = self.newline();
         loop {
-            match engine.run(hart, system, None) {
+            match run_once(engine, hart, system) {
                 Stop::Stats => {
                     system.flush_console();
                     hart.instret = hart.instret.wrapping_add(retired_before_reset);
