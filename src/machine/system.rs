@@ -810,6 +810,9 @@ mod tests {
     use super::*;
     use crate::machine::console::Script;
 
+    /// One second of the machine clock.
+    const TIMEBASE_TICKS_PER_SECOND: u64 = crate::cpu::csr::TIMEBASE_HZ;
+
     fn machine(firmware: FirmwareMode) -> System {
         let input = UartInput::new();
         let console = ConsoleOut::new(None, Script::default(), input.clone());
@@ -860,6 +863,30 @@ mod tests {
         assert_eq!(m.between_blocks(&mut hart), Some(Stop::Reset));
         assert_eq!(m.between_blocks(&mut hart), Some(Stop::Stats));
         assert_eq!(m.between_blocks(&mut hart), None);
+    }
+
+    #[test]
+    fn a_guest_write_to_mtime_moves_the_time_csr_too() {
+        let mut m = machine(FirmwareMode::External);
+        let mut hart = Hart::new();
+        let mtime = map::CLINT_BASE + rv32vm_devices::clint::MTIME_OFFSET as u32;
+        let target = 5_000_000_000u64;
+        m.mmio_write(&mut hart, mtime, 8, target).unwrap();
+        let time = hart.csr_read(crate::cpu::csr::TIME, 0).unwrap() as u64
+            | (hart.csr_read(crate::cpu::csr::TIMEH, 0).unwrap() as u64) << 32;
+        assert!(
+            (target..target + TIMEBASE_TICKS_PER_SECOND).contains(&time),
+            "rdtime reads {time} after mtime was set to {target}"
+        );
+        let read_back = m.mmio_read(&mut hart, mtime, 8).unwrap();
+        assert!(
+            read_back >= target && read_back <= hart.time(),
+            "{read_back}"
+        );
+        // And the timer compares against the same clock.
+        let mtimecmp = map::CLINT_BASE + rv32vm_devices::clint::MTIMECMP_OFFSET as u32;
+        m.mmio_write(&mut hart, mtimecmp, 8, target).unwrap();
+        assert_ne!(hart.csr.mip & IRQ_MTI, 0, "mtime >= mtimecmp at once");
     }
 
     #[test]
