@@ -53,9 +53,8 @@ struct ForkGuard(std::cell::UnsafeCell<libc::pthread_mutex_t>);
 // SAFETY: the mutex is only used through pthread calls, which synchronise themselves.
 unsafe impl Sync for ForkGuard {}
 
-static FORK_GUARD: ForkGuard = ForkGuard(std::cell::UnsafeCell::new(
-    libc::PTHREAD_MUTEX_INITIALIZER,
-));
+static FORK_GUARD: ForkGuard =
+    ForkGuard(std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
 
 extern "C" fn fork_prepare() {
     // SAFETY: a statically initialised mutex, locked and unlocked in pairs by this module.
