@@ -296,4 +296,12 @@ fn damaged_files_give_one_clear_error(good: &Path) {
         "{}",
         missing.stderr
     );
+    // Not a regular file: refused without reading it (a FIFO or /dev/zero would never end).
+    let device = run(rv32vm().args(["restore", "/dev/zero"]));
+    assert_eq!(code(&device), Some(1), "{}", device.stderr);
+    assert!(
+        device.stderr.contains("not a regular file"),
+        "{}",
+        device.stderr
+    );
 }

@@ -33,6 +33,9 @@ use crate::cpu::{Hart, HartState};
 pub const MAGIC: [u8; 8] = *b"RV32SNAP";
 /// The format version this build writes and reads.
 pub const VERSION: u32 = 1;
+/// The largest snapshot file read (it is read whole): 2 GiB of RAM at worst, plus the writes
+/// of snapshot-mode disks.
+pub const MAX_FILE_SIZE: u64 = 16 << 30;
 /// Guest pages per compressed RAM group (1 MiB).
 pub const RAM_GROUP_PAGES: usize = 256;
 /// Size of a RAM page in the snapshot.
@@ -58,12 +61,10 @@ pub enum SnapshotError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// The file could not be opened or read.
-    #[error("cannot read snapshot {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// The file could not be opened or read, is not a regular file, is empty or is larger
+    /// than [`MAX_FILE_SIZE`].
+    #[error("{0}")]
+    Read(#[from] crate::hostfile::InputError),
     /// The file does not start with the snapshot magic.
     #[error("{} is not an rv32vm snapshot (it does not start with RV32SNAP)", path.display())]
     Foreign { path: PathBuf },
@@ -356,10 +357,7 @@ fn tag_name(tag: [u8; 4]) -> String {
 
 /// Read and check the snapshot at `path`.
 pub fn read(path: &Path) -> Result<Snapshot, SnapshotError> {
-    let bytes = std::fs::read(path).map_err(|source| SnapshotError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = crate::hostfile::read_bounded("snapshot", path, MAX_FILE_SIZE)?;
     parse(path, bytes)
 }
 
