@@ -31,6 +31,8 @@ enum Command {
     Run(RunArgs),
     /// Boot a Linux kernel (system mode) on the virt-like machine.
     Boot(Box<BootArgs>),
+    /// Resume a machine saved with `boot --save` (or Ctrl-A S) exactly where it was saved.
+    Restore(RestoreArgs),
 }
 
 #[derive(Args)]
@@ -94,6 +96,56 @@ struct BootArgs {
     /// Also write everything the guest prints on the console to FILE.
     #[arg(long, value_name = "FILE")]
     console_log: Option<PathBuf>,
+    /// When the last --expect pattern (one without --send) appears, save the whole machine
+    /// to FILE and exit with status 0. `rv32vm restore FILE` resumes it.
+    #[arg(long, value_name = "FILE", requires = "expect")]
+    save: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct RestoreArgs {
+    /// The snapshot file (written by `boot --save` or Ctrl-A S).
+    snapshot: PathBuf,
+    /// Use FILE for the next disk slot (vda, then vdb, ...) instead of the image the snapshot
+    /// recorded; it must have the same size. Its mode (ro, snapshot) is the saved disk's.
+    #[arg(long, value_name = "FILE")]
+    disk: Vec<PathBuf>,
+    /// Stop after this many seconds of wall-clock time (exit status 124).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Print engine statistics to stderr at exit.
+    #[arg(long)]
+    stats: bool,
+    /// Wait until the console shows PATTERN, then type the matching --send. The line the
+    /// console showed when the machine was saved (its prompt) counts as output, so a script
+    /// may start with the prompt it was saved at.
+    #[arg(long, value_name = "PATTERN")]
+    expect: Vec<String>,
+    /// Text to type (followed by Enter) once the matching --expect pattern has appeared.
+    #[arg(long, value_name = "TEXT")]
+    send: Vec<String>,
+    /// Also write everything the guest prints on the console to FILE.
+    #[arg(long, value_name = "FILE")]
+    console_log: Option<PathBuf>,
+    /// Save again when the last --expect (without --send) appears, then exit 0.
+    #[arg(long, value_name = "FILE", requires = "expect")]
+    save: Option<PathBuf>,
+}
+
+fn restore(args: RestoreArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let opts = rv32vm::machine::restore::RestoreOptions {
+        snapshot: args.snapshot,
+        timeout: args.timeout.map(std::time::Duration::from_secs),
+        engine: args.engine.config(),
+        stats: args.stats,
+        script: Script::new(&args.expect, &args.send)?,
+        console_log: args.console_log,
+        disks: args.disk,
+        save: args.save,
+    };
+    Ok(rv32vm::machine::restore::run(&opts)?)
 }
 
 /// Parse a memory size: bytes, or a number with K, M or G.
@@ -241,6 +293,7 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         disks,
         shares: args.share,
         net: args.net,
+        save: args.save,
     };
     Ok(rv32vm::machine::boot::run(&opts)?)
 }
@@ -391,5 +444,6 @@ fn main() -> ExitCode {
         Some(Command::Boot(args)) => report(boot(*args)),
         // No subcommand: boot (the bundled images unless the options say otherwise).
         None => report(boot(cli.boot)),
+        Some(Command::Restore(args)) => report(restore(args)),
     }
 }

@@ -1,11 +1,11 @@
 //! The CLINT (core-local interruptor) of hart 0, laid out as SiFive's CLINT / the ACLINT on
 //! QEMU `virt`: `msip` at 0x0, `mtimecmp` at 0x4000, `mtime` at 0xbff8.
 //!
-//! The CLINT does not keep time itself: the machine supplies the time base with
-//! [`Clint::set_time`] (host monotonic time at [`TIMEBASE_FREQUENCY`], or retired instructions
-//! in a deterministic run) before it samples the outputs between blocks. A guest write to
-//! `mtime` is kept as an offset from the machine's time base, so guest time moves on from the
-//! written value.
+//! The CLINT does not keep time itself: the machine has one clock, which the `time` CSR reads
+//! too, and supplies it with [`Clint::set_time`] before it samples the outputs between blocks.
+//! A guest write to `mtime` therefore cannot be kept here (the `time` CSR would not see it): the
+//! CLINT shows the written value at once and hands it to the machine through
+//! [`Clint::take_mtime_write`], which sets the machine clock to it.
 //!
 //! The 64-bit registers accept naturally aligned accesses of 1, 2, 4 or 8 bytes (an RV32 guest
 //! uses the two 32-bit halves); `msip` keeps only bit 0. Anything else reads 0 and ignores
@@ -17,11 +17,10 @@
 
 use crate::bus::MmioDevice;
 use crate::regs::{read_field, write_field};
+use crate::state::{StateError, StateReader, StateWriter};
 
 /// Size of the CLINT's MMIO window on the virt memory map.
 pub const MMIO_SIZE: u64 = 0x1_0000;
-/// Frequency of `mtime` in Hz (`timebase-frequency` in the device tree).
-pub const TIMEBASE_FREQUENCY: u64 = 10_000_000;
 /// Machine software interrupt pending register of hart 0 (32 bits, bit 0 used).
 pub const MSIP_OFFSET: u64 = 0x0;
 /// Timer compare register of hart 0 (64 bits).
@@ -37,10 +36,10 @@ const TIMER_WIDTH: u64 = 8;
 pub struct Clint {
     msip: bool,
     mtimecmp: u64,
-    /// The machine's time base, as last given to `set_time`.
+    /// The machine clock, as last given to `set_time` (or as the guest last wrote it).
     ticks: u64,
-    /// `mtime - ticks` (wrapping), changed by guest writes to `mtime`.
-    mtime_adjust: u64,
+    /// A guest write to `mtime` the machine has not applied to its clock yet.
+    mtime_written: Option<u64>,
 }
 
 impl Default for Clint {
@@ -57,23 +56,40 @@ impl Clint {
             msip: false,
             mtimecmp: u64::MAX,
             ticks: 0,
-            mtime_adjust: 0,
+            mtime_written: None,
         }
     }
 
-    /// Sets the machine's time base, in ticks of [`TIMEBASE_FREQUENCY`].
+    /// Sets `mtime` to the machine clock's current value (ticks of the device tree's
+    /// `timebase-frequency`).
     pub fn set_time(&mut self, ticks: u64) {
         self.ticks = ticks;
     }
 
-    /// The time base last given to [`Clint::set_time`].
-    pub fn time_base(&self) -> u64 {
-        self.ticks
+    /// The value the guest last wrote to `mtime`, if the machine has not taken it yet: the
+    /// machine sets its clock (which the `time` CSR reads too) to it.
+    pub fn take_mtime_write(&mut self) -> Option<u64> {
+        self.mtime_written.take()
     }
 
     /// The current value of `mtime` (what the `time` CSR reads).
     pub fn mtime(&self) -> u64 {
-        self.ticks.wrapping_add(self.mtime_adjust)
+        self.ticks
+    }
+
+    /// Writes the guest-visible registers that are not the machine clock (`msip`,
+    /// `mtimecmp`) for a snapshot; `mtime` is the machine clock, saved with the machine.
+    pub fn save_state(&self, out: &mut StateWriter) {
+        out.bool(self.msip);
+        out.u64(self.mtimecmp);
+    }
+
+    /// Restores what [`Clint::save_state`] wrote.
+    pub fn restore_state(&mut self, input: &mut StateReader<'_>) -> Result<(), StateError> {
+        self.msip = input.bool("clint msip")?;
+        self.mtimecmp = input.u64("clint mtimecmp")?;
+        self.mtime_written = None;
+        Ok(())
     }
 
     /// The current value of hart 0's `mtimecmp`.
@@ -91,8 +107,7 @@ impl Clint {
         self.mtime() >= self.mtimecmp
     }
 
-    /// The time base value (as passed to [`Clint::set_time`]) at which the timer interrupt
-    /// becomes pending: now if it already is, `None` if that moment is beyond the range of the
+    /// The clock value at which the timer interrupt becomes pending: now if it already is, `None` if that moment is beyond the range of the
     /// time base (no timer armed, in practice).
     pub fn next_deadline(&self) -> Option<u64> {
         let now = self.mtime();
@@ -133,7 +148,8 @@ impl MmioDevice for Clint {
         } else if let Some(mtime) =
             write_field(self.mtime(), offset, size, MTIME_OFFSET, TIMER_WIDTH, value)
         {
-            self.mtime_adjust = mtime.wrapping_sub(self.ticks);
+            self.ticks = mtime;
+            self.mtime_written = Some(mtime);
         }
     }
 
@@ -195,32 +211,51 @@ mod tests {
     }
 
     #[test]
-    fn guest_writes_to_mtime_offset_the_time_base() {
+    fn guest_writes_to_mtime_show_at_once_and_go_to_the_machine_clock() {
         let mut clint = Clint::new();
         clint.set_time(100);
+        assert_eq!(clint.take_mtime_write(), None);
         clint.write(MTIME_OFFSET, 8, 1_000_000);
         assert_eq!(clint.mtime(), 1_000_000);
-        clint.set_time(150);
-        assert_eq!(clint.mtime(), 1_000_050);
+        assert_eq!(clint.take_mtime_write(), Some(1_000_000));
+        assert_eq!(clint.take_mtime_write(), None, "taken once");
+        // The machine clock goes on from the written value.
+        clint.set_time(1_000_050);
         clint.write(MTIMECMP_OFFSET, 8, 1_000_100);
-        assert_eq!(clint.next_deadline(), Some(200));
+        assert_eq!(clint.next_deadline(), Some(1_000_100));
         // Writing only the high half keeps the low half.
         clint.write(MTIME_OFFSET + 4, 4, 1);
-        assert_eq!(clint.mtime(), (1 << 32) | 1_000_050);
+        assert_eq!(clint.take_mtime_write(), Some((1 << 32) | 1_000_050));
     }
 
     #[test]
-    fn far_deadline_beyond_the_time_base_is_none() {
+    fn state_round_trips() {
+        let mut clint = Clint::new();
+        clint.write(MSIP_OFFSET, 4, 1);
+        clint.write(MTIMECMP_OFFSET, 8, 12345);
+        let mut out = StateWriter::new();
+        clint.save_state(&mut out);
+        let bytes = out.into_bytes();
+        let mut restored = Clint::new();
+        let mut input = StateReader::new(&bytes);
+        restored.restore_state(&mut input).unwrap();
+        input.finish("clint").unwrap();
+        assert!(restored.msip_pending());
+        assert_eq!(restored.mtimecmp(), 12345);
+        assert!(Clint::new()
+            .restore_state(&mut StateReader::new(&bytes[..3]))
+            .is_err());
+    }
+
+    #[test]
+    fn deadline_follows_the_written_clock() {
         let mut clint = Clint::new();
         clint.set_time(10);
         clint.write(MTIME_OFFSET, 8, 0);
-        assert_eq!(
-            clint.next_deadline(),
-            None,
-            "u64::MAX - 0 ticks from time base 10"
-        );
         clint.write(MTIMECMP_OFFSET, 8, 5);
-        assert_eq!(clint.next_deadline(), Some(15));
+        assert_eq!(clint.next_deadline(), Some(5), "mtime now reads 0");
+        clint.set_time(7);
+        assert_eq!(clint.next_deadline(), Some(7), "pending: now");
     }
 
     #[test]

@@ -22,6 +22,7 @@
 use crate::bus::MmioDevice;
 use crate::irq::{IrqError, IrqLevels, IrqLine};
 use crate::regs::is_word_access;
+use crate::state::{StateError, StateReader, StateWriter};
 
 /// Number of interrupt sources (`riscv,ndev` in the device tree); valid ids are `1..=NUM_SOURCES`.
 pub const NUM_SOURCES: u32 = 32;
@@ -119,6 +120,45 @@ impl Plic {
     /// The input levels (for diagnostics and tests).
     pub fn levels(&self) -> &IrqLevels {
         &self.levels
+    }
+
+    /// Writes priorities, enables, thresholds and the claimed sources for a snapshot. The
+    /// source levels are not saved: each device drives its line again when it is restored.
+    pub fn save_state(&self, out: &mut StateWriter) {
+        for &priority in &self.priorities {
+            out.u32(priority);
+        }
+        out.u64(self.in_flight);
+        for context in &self.contexts {
+            out.u64(context.enabled);
+            out.u32(context.threshold);
+        }
+    }
+
+    /// Restores what [`Plic::save_state`] wrote; values a guest could not have written are
+    /// refused.
+    pub fn restore_state(&mut self, input: &mut StateReader<'_>) -> Result<(), StateError> {
+        let mut priorities = [0; NUM_SOURCES as usize + 1];
+        for priority in priorities.iter_mut() {
+            *priority = input.u32("plic priority")?;
+        }
+        let in_flight = input.u64("plic claimed sources")?;
+        let mut contexts = [Context::default(); NUM_CONTEXTS];
+        for context in contexts.iter_mut() {
+            context.enabled = input.u64("plic enables")?;
+            context.threshold = input.u32("plic threshold")?;
+        }
+        let bad_priority = priorities.iter().any(|&p| p > MAX_PRIORITY) || priorities[0] != 0;
+        let bad_bits = (in_flight | contexts.iter().map(|c| c.enabled).fold(0, |a, b| a | b))
+            & !SOURCE_MASK
+            != 0;
+        if bad_priority || bad_bits || contexts.iter().any(|c| c.threshold > MAX_PRIORITY) {
+            return Err(StateError::invalid("plic register out of range"));
+        }
+        self.priorities = priorities;
+        self.in_flight = in_flight;
+        self.contexts = contexts;
+        Ok(())
     }
 
     /// Pending sources: line high and not in flight.

@@ -75,6 +75,45 @@ impl Syscon {
         self.event
     }
 
+    /// Writes the recorded event (if the guest wrote one the machine has not taken yet).
+    pub fn save_state(&self, out: &mut crate::state::StateWriter) {
+        match self.event {
+            None => out.u8(0),
+            Some(PowerEvent::PowerOff { exit_code }) => {
+                out.u8(1);
+                out.u16(exit_code);
+            }
+            Some(PowerEvent::Failure { exit_code }) => {
+                out.u8(2);
+                out.u16(exit_code);
+            }
+            Some(PowerEvent::Reset) => out.u8(3),
+        }
+    }
+
+    /// Restores what [`Syscon::save_state`] wrote.
+    pub fn restore_state(
+        &mut self,
+        input: &mut crate::state::StateReader<'_>,
+    ) -> Result<(), crate::state::StateError> {
+        self.event = match input.u8("syscon event")? {
+            0 => None,
+            1 => Some(PowerEvent::PowerOff {
+                exit_code: input.u16("syscon exit code")?,
+            }),
+            2 => Some(PowerEvent::Failure {
+                exit_code: input.u16("syscon exit code")?,
+            }),
+            3 => Some(PowerEvent::Reset),
+            other => {
+                return Err(crate::state::StateError::invalid(format!(
+                    "syscon event kind {other}"
+                )))
+            }
+        };
+        Ok(())
+    }
+
     /// The recorded event, if any; clears it.
     pub fn take_event(&mut self) -> Option<PowerEvent> {
         self.event.take()

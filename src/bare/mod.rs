@@ -357,7 +357,7 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
             eprintln!("rv32vm: {}: the program requested a reset", path.display());
             1
         }
-        Stop::Stats => 1, // bare metal has no console escapes
+        Stop::Stats | Stop::Pause => 1, // bare metal has no console escapes
         Stop::InsnLimit => {
             eprintln!(
                 "rv32vm: {}: instruction limit reached at pc {:#010x} without a result",

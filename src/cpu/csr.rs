@@ -2,7 +2,6 @@
 //! the side effects of writes. Unimplemented CSRs raise illegal-instruction.
 
 use super::{Hart, Priv, Trap};
-use std::time::Instant;
 
 // CSR numbers.
 pub const FFLAGS: u16 = 0x001;
@@ -130,11 +129,13 @@ pub const MISA_VALUE: u32 = (1 << 30)
 /// field stays 0: OpenSBI's enumeration (`sbi_dbtr_init`) stops only on a tinfo of exactly 1.
 pub const TINFO_NO_TRIGGER: u32 = 1;
 
-/// Timebase of the `time` CSR and CLINT mtime, in Hz.
-pub const TIMEBASE_HZ: u64 = 10_000_000;
+pub use super::clock::TIMEBASE_HZ;
 
-/// CSR storage. Counters and fcsr live in [`Hart`] where the hot paths touch them.
+/// CSR storage. Counters and fcsr live in [`Hart`] where the hot paths touch them. Plain
+/// architectural state (no host resources), so a snapshot saves it as it is; the `time` CSR
+/// reads the machine clock ([`super::clock::MachineClock`]), which is kept apart.
 #[repr(C)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Csrs {
     pub mstatus: u32,
     pub medeleg: u32,
@@ -167,9 +168,6 @@ pub struct Csrs {
     /// counter, while `Hart::instret` keeps counting what the engine retired (instruction
     /// limits, statistics and deterministic time stay monotonic).
     pub instret_offset: u64,
-    /// When set, `time` derives from retired instructions instead of the host clock.
-    pub deterministic_time: bool,
-    pub time_epoch: Instant,
 }
 
 impl Default for Csrs {
@@ -208,8 +206,6 @@ impl Csrs {
             pmpaddr: [0; 16],
             cycle_offset: 0,
             instret_offset: 0,
-            deterministic_time: false,
-            time_epoch: Instant::now(),
         }
     }
 }
@@ -222,15 +218,16 @@ pub struct CsrEffect {
 }
 
 impl Hart {
-    /// The current value of the `time` CSR (ticks of [`TIMEBASE_HZ`]).
+    /// The current value of the `time` CSR (ticks of [`TIMEBASE_HZ`]): the machine clock.
+    #[inline]
     pub fn time(&self) -> u64 {
-        if self.csr.deterministic_time {
-            // One tick per 10 instructions: ~100 MIPS guest at 10 MHz.
-            self.instret / 10
-        } else {
-            let d = self.csr.time_epoch.elapsed();
-            d.as_secs() * TIMEBASE_HZ + (d.subsec_nanos() as u64) / (1_000_000_000 / TIMEBASE_HZ)
-        }
+        self.clock.now(self.instret)
+    }
+
+    /// Set the machine clock (a guest write to CLINT `mtime`, or a restored snapshot): `time`
+    /// goes on from `ticks`.
+    pub fn set_time(&mut self, ticks: u64) {
+        self.clock.set(ticks, self.instret);
     }
 
     fn counter_allowed(&self, index: u32) -> bool {

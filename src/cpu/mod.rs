@@ -1,13 +1,17 @@
 //! The hart: architectural state (`#[repr(C)]` so JIT code can address fields through
 //! `offset_of!`), control and status registers, traps and the software TLB.
 
+pub mod clock;
 pub mod csr;
 pub mod fpu;
 pub mod mmu;
+pub mod state;
 pub mod tlb;
 pub mod trap;
 
+pub use clock::MachineClock;
 pub use csr::Csrs;
+pub use state::HartState;
 pub use tlb::{Access, Tlb};
 pub use trap::{Exception, Trap};
 
@@ -47,7 +51,11 @@ pub mod fflags {
     pub const NV: u8 = 1 << 4;
 }
 
-/// The architectural state of one hart.
+/// One hart: its architectural state (everything up to and including `instret`, plus the
+/// machine clock's value) and host caches that are rebuilt, never saved: the TLB (host
+/// addresses), the code-page set (host addresses of decoded code) and the clock's host anchor.
+/// [`Hart::state`] and [`Hart::restore`] move the architectural part in and out
+/// (see [`state`]). `#[repr(C)]`: compiled code addresses fields through `offset_of!`.
 #[repr(C)]
 pub struct Hart {
     /// Integer registers; `x[0]` is kept at zero (writes to it are discarded by every tier).
@@ -67,9 +75,14 @@ pub struct Hart {
     pub csr: Csrs,
     /// Retired instructions (minstret); mcycle reads the same count.
     pub instret: u64,
+    // Host caches from here on.
+    /// Virtual page -> host pointer (a cache of page-table walks).
     pub tlb: Tlb,
     /// RAM pages holding decoded code (stores to them invalidate it).
     pub code_pages: tlb::CodePages,
+    /// The machine clock (`time`, CLINT `mtime`): its value is state, its anchor a host
+    /// instant.
+    pub clock: MachineClock,
 }
 
 impl Default for Hart {
@@ -94,6 +107,7 @@ impl Hart {
             instret: 0,
             tlb: Tlb::new(),
             code_pages: tlb::CodePages::default(),
+            clock: MachineClock::new(),
         }
     }
 

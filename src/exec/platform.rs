@@ -26,6 +26,10 @@ pub enum Stop {
     InsnLimit,
     /// The user asked for statistics (console `Ctrl-A s`): report them; the run may resume.
     Stats,
+    /// The host asked the machine to pause (to save a snapshot, say). The engine stops only
+    /// between blocks, so the hart's state is complete and consistent (no instruction half
+    /// done, compiled code's registers written back); the run may resume.
+    Pause,
     /// The guest died (fatal signal in user mode, unhandled trap, ...). The message says why;
     /// the status is what the process should exit with.
     Fatal { status: i32, message: String },

@@ -10,15 +10,14 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::console::{ConsoleOut, Script};
+use super::console::{Script, ScriptError};
 use super::fdt::{self, ChosenPatch, FdtConfig};
 use super::loader::{self, Kernel, LoadError};
 use super::map;
+use super::session::Connections;
 use super::system::{FirmwareMode, HostDevices, System, SystemError};
-use super::terminal::{self, HostRequests, RawTerminal};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
 use crate::cpu::{Hart, Priv};
 use crate::exec::{Engine, EngineConfig, Stop};
@@ -62,6 +61,9 @@ pub struct BootOptions {
     pub shares: Vec<(PathBuf, ShareOptions)>,
     /// `--net user,...`: a virtio-net card on a user-mode network (libslirp).
     pub net: Option<NetOptions>,
+    /// `--save`: write the machine to this file when the script's last `--expect` appears,
+    /// then exit.
+    pub save: Option<PathBuf>,
 }
 
 impl BootOptions {
@@ -132,6 +134,12 @@ pub enum BootError {
     /// The network could not start (a forwarded host port cannot be bound).
     #[error("--net: {0}")]
     Net(#[from] NetError),
+    /// `--save` without a final `--expect` to save at.
+    #[error("{0}")]
+    Script(#[from] ScriptError),
+    /// `--save` cannot be honoured with this machine (host devices attached).
+    #[error("--save: {0}")]
+    Snapshot(super::snapshot::SnapshotError),
     /// `--append` is longer than a RISC-V Linux kernel keeps.
     #[error("--append is {len} bytes; a RISC-V Linux kernel keeps at most {max} (COMMAND_LINE_SIZE 1024 including the terminating NUL) and would silently cut the rest")]
     CommandLineTooLong { len: usize, max: usize },
@@ -153,7 +161,7 @@ fn read_kernel(path: &Path, ram_size: u64) -> Result<Vec<u8>, BootError> {
 }
 
 /// The `--timeout` deadline, from now. A limit too large to represent is no limit at all.
-fn arm_deadline(timeout: Option<Duration>) -> Option<(Instant, Duration)> {
+pub(crate) fn arm_deadline(timeout: Option<Duration>) -> Option<(Instant, Duration)> {
     let limit = timeout?;
     match Instant::now().checked_add(limit) {
         Some(deadline) => Some((deadline, limit)),
@@ -186,6 +194,15 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             });
         }
     }
+    if opts.save.is_some() && (!opts.shares.is_empty() || opts.net.is_some()) {
+        return Err(BootError::Snapshot(
+            super::snapshot::SnapshotError::HostDevices,
+        ));
+    }
+    if let Some(path) = &opts.save {
+        // The snapshot replaces its file when written: never one of the VM's own files.
+        check_output("--save", path, file_identity(path), &own_files(opts))?;
+    }
     let images = load_images(opts)?;
     let mut disks = opts
         .disks
@@ -212,37 +229,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 source,
             })?;
     }
-    let console_input = rv32vm_devices::UartInput::new();
-    let console = ConsoleOut::new(
-        outputs.console_log,
-        opts.script.clone(),
-        console_input.clone(),
-    );
-    let requests = Arc::new(HostRequests::default());
-    let interactive = terminal::stdin_is_terminal();
-    terminal::install_signal_handlers();
-    let mut raw_terminal = if interactive {
-        match RawTerminal::enable() {
-            Ok(t) => Some(t),
-            Err(e) => {
-                tracing::warn!("cannot put the terminal in raw mode: {e}");
-                None
-            }
-        }
-    } else {
-        None
+    let script = match &opts.save {
+        Some(_) => opts.script.clone().save_at_end()?,
+        None => opts.script.clone(),
     };
-    terminal::spawn_reader(
-        console_input.clone(),
-        raw_terminal.is_some(),
-        requests.clone(),
-    );
-    let connections = Connections {
-        console,
-        console_input,
-        requests,
-    };
-    let newline = if raw_terminal.is_some() { "\r\n" } else { "\n" };
+    let mut connections = Connections::open(outputs.console_log, script, opts.save.clone());
     // One engine for every machine the guest reboots into, so `--stats` covers the whole run.
     let mut engine = Engine::new(opts.engine.clone());
     // Instructions retired by the machines before the last guest reset.
@@ -255,18 +246,13 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
             engine.flush_code(&mut hart);
         }
-        let stop = loop {
-            match engine.run(&mut hart, &mut system, None) {
-                Stop::Stats => {
-                    system.flush_console();
-                    hart.instret = hart.instret.wrapping_add(retired_before_reset);
-                    let report = crate::format_stats(&engine, &hart).replace('\n', newline);
-                    hart.instret = hart.instret.wrapping_sub(retired_before_reset);
-                    eprint!("{newline}{report}");
-                }
-                stop => break stop,
-            }
-        };
+        let stop = connections.run(
+            &mut engine,
+            &mut hart,
+            &mut system,
+            retired_before_reset,
+            |engine, hart, system| engine.run(hart, system, None),
+        );
         system.flush_console();
         // Whatever ended the run (poweroff, Ctrl-A x, a signal, a timeout), data the guest
         // wrote reaches the disk files first.
@@ -286,12 +272,12 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 continue;
             }
             Stop::Exit(code) => break (connections.console.exit_status(code), hart),
-            Stop::InsnLimit | Stop::Stats => break (Ok(124), hart),
+            Stop::InsnLimit | Stop::Stats | Stop::Pause => break (Ok(124), hart),
             Stop::Fatal { status, message } => break (Err((status, message)), hart),
         }
     };
     // Messages go to a terminal in its normal mode.
-    drop(raw_terminal.take());
+    connections.restore_terminal();
     if opts.stats {
         hart.instret = hart.instret.wrapping_add(retired_before_reset);
         if resets > 0 {
@@ -544,13 +530,6 @@ fn set_blocking(file: &File) -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
-}
-
-/// The host ends of the machine's devices, kept across guest reboots.
-struct Connections {
-    console: ConsoleOut,
-    console_input: rv32vm_devices::UartInput,
-    requests: Arc<HostRequests>,
 }
 
 /// Everything loaded from disk, and where it goes.

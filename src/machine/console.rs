@@ -88,6 +88,17 @@ pub enum ScriptError {
         /// The pattern as given.
         pattern: String,
     },
+    /// `--save` without a final `--expect` to save at.
+    #[error(
+        "--save needs a last --expect without a --send: the machine is saved when that \
+         pattern appears (got {expects} --expect and {sends} --send)"
+    )]
+    SaveWithoutExpect {
+        /// How many `--expect` were given.
+        expects: usize,
+        /// How many `--send` were given.
+        sends: usize,
+    },
     /// The numbers of `--expect` and `--send` do not pair up.
     #[error(
         "--expect and --send go in pairs: got {expects} --expect and {sends} --send \
@@ -266,6 +277,8 @@ pub struct Step {
 #[derive(Clone, Debug, Default)]
 pub struct Script {
     steps: Vec<Step>,
+    /// When the last step's pattern appears, ask for a snapshot (`--save`).
+    save_at_end: bool,
     next: usize,
     /// The search for `steps[next]`.
     search: Option<StreamSearch>,
@@ -294,9 +307,26 @@ impl Script {
         let search = steps.first().map(|step| StreamSearch::new(&step.expect));
         Ok(Script {
             steps,
+            save_at_end: false,
             next: 0,
             search,
         })
+    }
+
+    /// Ask for a snapshot when the last pattern appears (`--save`): the last `--expect` must
+    /// have no `--send`.
+    pub fn save_at_end(mut self) -> Result<Script, ScriptError> {
+        match self.steps.last() {
+            Some(step) if step.send.is_none() => {
+                self.save_at_end = true;
+                Ok(self)
+            }
+            _ => {
+                let expects = self.steps.len();
+                let sends = self.steps.iter().filter(|s| s.send.is_some()).count();
+                Err(ScriptError::SaveWithoutExpect { expects, sends })
+            }
+        }
     }
 
     /// Whether the script has no steps at all.
@@ -416,6 +446,8 @@ impl Tail {
 pub struct ConsoleOut(Arc<Mutex<ConsoleState>>);
 
 struct ConsoleState {
+    /// The script finished with `--save`: a snapshot is due (taken once).
+    save_due: bool,
     buf: Vec<u8>,
     log: Option<File>,
     tail: Tail,
@@ -427,6 +459,7 @@ impl ConsoleOut {
     /// Output to stdout (and `log`), typing the script's texts into `input`.
     pub fn new(log: Option<File>, script: Script, input: UartInput) -> ConsoleOut {
         ConsoleOut(Arc::new(Mutex::new(ConsoleState {
+            save_due: false,
             buf: Vec::new(),
             log,
             tail: Tail::default(),
@@ -467,6 +500,30 @@ impl ConsoleOut {
         ))
     }
 
+    /// Whether the script's `--save` point was reached since the last call.
+    pub fn take_save_request(&self) -> bool {
+        std::mem::take(&mut self.state().save_due)
+    }
+
+    /// The line the guest is printing now (after the last newline): typically the prompt the
+    /// guest waits at. A snapshot keeps it, so a restored machine's script can match it.
+    pub fn current_line(&self) -> Vec<u8> {
+        self.state().tail.current.clone()
+    }
+
+    /// Feed `bytes` to the script (and the tail), as if the guest printed them, without
+    /// printing or logging them: a restored machine's script sees the prompt that was on the
+    /// console when the machine was saved.
+    pub fn replay(&self, bytes: &[u8]) {
+        let mut st = self.state();
+        st.tail.feed(bytes);
+        let typed = st.script.feed(bytes);
+        for text in typed {
+            st.input.push(&text);
+        }
+        st.note_save_point();
+    }
+
     /// What the script still waits for: step number and pattern.
     pub fn pending_step(&self) -> Option<(usize, String)> {
         self.state()
@@ -490,6 +547,7 @@ impl Write for ConsoleOut {
         for text in st.script.feed(data) {
             st.input.push(&text);
         }
+        st.note_save_point();
         if st.buf.len() >= 4096 || data.contains(&b'\n') {
             st.flush_stdout();
         }
@@ -503,6 +561,14 @@ impl Write for ConsoleOut {
 }
 
 impl ConsoleState {
+    /// Once a `--save` script is done, a snapshot is due.
+    fn note_save_point(&mut self) {
+        if self.script.save_at_end && self.script.pending().is_none() {
+            self.script.save_at_end = false;
+            self.save_due = true;
+        }
+    }
+
     fn flush_stdout(&mut self) {
         if !self.buf.is_empty() {
             let mut out = std::io::stdout().lock();
@@ -714,6 +780,34 @@ mod tests {
         let mut console = ConsoleOut::new(None, script, input.clone());
         console.write_all(b"$ ").unwrap();
         assert_eq!(input.queued(), 3, "0xff 0x80 and Enter");
+    }
+
+    #[test]
+    fn save_fires_once_at_the_last_pattern_and_replay_matches_the_prompt() {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let error = Script::new(&strings(&["# "]), &strings(&["ls"]))
+            .unwrap()
+            .save_at_end()
+            .unwrap_err();
+        assert!(error.to_string().contains("--save needs"), "{error}");
+        let script = Script::new(&strings(&["login: ", "# "]), &strings(&["root"]))
+            .unwrap()
+            .save_at_end()
+            .unwrap();
+        let input = UartInput::new();
+        let mut console = ConsoleOut::new(None, script, input.clone());
+        console.write_all(b"login: ").unwrap();
+        assert!(!console.take_save_request());
+        console.write_all(b"root\r\n~ # ").unwrap();
+        assert!(console.take_save_request());
+        assert!(!console.take_save_request(), "once");
+        assert_eq!(console.current_line(), b"~ # ");
+        // A restored machine's script sees the saved prompt.
+        let input = UartInput::new();
+        let script = Script::new(&strings(&["# "]), &strings(&["uname"])).unwrap();
+        let console = ConsoleOut::new(None, script, input.clone());
+        console.replay(b"~ # ");
+        assert_eq!(input.pending_bytes(), b"uname\n");
     }
 
     #[test]

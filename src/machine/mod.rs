@@ -7,6 +7,9 @@ pub mod console;
 pub mod fdt;
 pub mod loader;
 pub mod ram;
+pub mod restore;
+pub mod session;
+pub mod snapshot;
 pub mod system;
 pub mod terminal;
 

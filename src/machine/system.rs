@@ -9,7 +9,8 @@ use rv32vm_devices::virtio::{
     self, Virtio9p, VirtioBlk, VirtioDevice, VirtioMmio, VirtioNet, VirtioRng, Waker,
 };
 use rv32vm_devices::{
-    Bus, Clint, DeviceId, GoldfishRtc, Plic, PowerEvent, Syscon, Uart, UartInput,
+    Bus, Clint, DeviceId, GoldfishRtc, Plic, PowerEvent, StateError, StateReader, StateWriter,
+    Syscon, Uart, UartInput,
 };
 use rv32vm_firmware::sbi::{self, ResetKind, SbiCall, SbiHost};
 
@@ -30,6 +31,16 @@ const MAX_IDLE_SLEEP: Duration = Duration::from_millis(10);
 /// machine gives up: the guest's trap handler itself traps (no handler installed, a garbage
 /// kernel or firmware). A working guest retires handler instructions between any two traps.
 const TRAP_LOOP_LIMIT: u32 = 64;
+
+/// A request to save the machine, which pauses it at the next block boundary
+/// ([`Stop::Pause`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveRequest {
+    /// `Ctrl-A S` on the console: save to a file named on the console, then go on.
+    Console,
+    /// The `--expect` script's last pattern appeared with `--save FILE`: save, then exit.
+    Script,
+}
 
 /// Which firmware serves the S-mode kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +72,10 @@ pub struct System {
     shares: Vec<DeviceId<VirtioMmio<Virtio9p>>>,
     /// The virtio-net card (`--net`), after the shares.
     net: Option<DeviceId<VirtioMmio<VirtioNet>>>,
+    /// The entropy device, in the slot after the disks.
+    rng: Option<DeviceId<VirtioMmio<VirtioRng>>>,
+    /// A snapshot the host asked for, waiting for the next block boundary.
+    save_requested: Option<SaveRequest>,
     pub console_input: UartInput,
     /// The console output's shared state (for reports).
     console: ConsoleOut,
@@ -211,10 +226,13 @@ impl System {
             }
         }
         // The one line left is the entropy device's.
-        if let Some((slot, irq)) = slots.next() {
-            let rng = VirtioMmio::new(VirtioRng::new(), memory, irq);
-            bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, rng)?;
-        }
+        let rng = match slots.next() {
+            Some((slot, irq)) => {
+                let rng = VirtioMmio::new(VirtioRng::new(), memory, irq);
+                Some(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, rng)?)
+            }
+            None => None,
+        };
         Ok(System {
             ram,
             bus,
@@ -228,6 +246,8 @@ impl System {
             disks: disk_ids,
             shares: share_ids,
             net: net_id,
+            rng,
+            save_requested: None,
             console_input,
             console,
             requests,
@@ -296,6 +316,125 @@ impl System {
         HostDevices { shares, net }
     }
 
+    /// Whether host devices (`--share`, `--net`) are attached: their state lives partly on
+    /// the host (open files, sockets) and is not saved in snapshots.
+    pub fn has_host_devices(&self) -> bool {
+        !self.shares.is_empty() || self.net.is_some()
+    }
+
+    /// The firmware serving the kernel.
+    pub fn firmware(&self) -> FirmwareMode {
+        self.firmware
+    }
+
+    /// The disks, in slot order.
+    pub fn disks(&self) -> impl Iterator<Item = &VirtioBlk> + '_ {
+        self.disks
+            .iter()
+            .filter_map(|&id| self.bus.device(id).map(VirtioMmio::device))
+    }
+
+    /// The console output's shared state.
+    pub fn console(&self) -> &ConsoleOut {
+        &self.console
+    }
+
+    /// Writes the state of the platform (the built-in SBI's timer) and of every device, in a
+    /// fixed order, for a snapshot: syscon, RTC, CLINT, PLIC, UART (with the host input not
+    /// yet in its FIFO), then each virtio-mmio slot. RAM, the hart and disk contents are saved
+    /// apart.
+    pub fn save_devices(&self, out: &mut StateWriter) {
+        out.u64(self.sbi_timer);
+        let missing = || tracing::error!("a device of the machine is missing from its bus");
+        match self.bus.device(self.syscon) {
+            Some(d) => d.save_state(out),
+            None => missing(),
+        }
+        match self.bus.device(self.rtc) {
+            Some(d) => d.save_state(out),
+            None => missing(),
+        }
+        match self.bus.device(self.clint) {
+            Some(d) => d.save_state(out),
+            None => missing(),
+        }
+        match self.bus.device(self.plic) {
+            Some(d) => d.save_state(out),
+            None => missing(),
+        }
+        match self.bus.device(self.uart) {
+            Some(d) => d.save_state(out),
+            None => missing(),
+        }
+        out.bytes(&self.console_input.pending_bytes());
+        out.u32(self.disks.len() as u32);
+        for &id in &self.disks {
+            match self.bus.device(id) {
+                Some(d) => d.save_state(out),
+                None => missing(),
+            }
+        }
+        out.bool(self.rng.is_some());
+        if let Some(d) = self.rng.and_then(|id| self.bus.device(id)) {
+            d.save_state(out);
+        }
+    }
+
+    /// Restores what [`System::save_devices`] wrote into this machine, which must have the
+    /// same devices (the same number of disks).
+    pub fn restore_devices(&mut self, input: &mut StateReader<'_>) -> Result<(), StateError> {
+        let missing = || StateError::invalid("a device of the machine is missing from its bus");
+        self.sbi_timer = input.u64("sbi timer")?;
+        self.bus
+            .device_mut(self.syscon)
+            .ok_or_else(missing)?
+            .restore_state(input)?;
+        self.bus
+            .device_mut(self.rtc)
+            .ok_or_else(missing)?
+            .restore_state(input)?;
+        self.bus
+            .device_mut(self.clint)
+            .ok_or_else(missing)?
+            .restore_state(input)?;
+        self.bus
+            .device_mut(self.plic)
+            .ok_or_else(missing)?
+            .restore_state(input)?;
+        self.bus
+            .device_mut(self.uart)
+            .ok_or_else(missing)?
+            .restore_state(input)?;
+        let pending_input = input.bytes(usize::MAX, "console input")?;
+        self.console_input.push(pending_input);
+        let disks = input.u32("disk count")?;
+        if disks as usize != self.disks.len() {
+            return Err(StateError::invalid(format!(
+                "the snapshot has {disks} disks, the machine {}",
+                self.disks.len()
+            )));
+        }
+        for &id in &self.disks {
+            self.bus
+                .device_mut(id)
+                .ok_or_else(missing)?
+                .restore_state(input)?;
+        }
+        let has_rng = input.bool("entropy device")?;
+        if has_rng != self.rng.is_some() {
+            return Err(StateError::invalid(
+                "entropy device present in only one machine",
+            ));
+        }
+        if let Some(id) = self.rng {
+            self.bus
+                .device_mut(id)
+                .ok_or_else(missing)?
+                .restore_state(input)?;
+        }
+        Ok(())
+    }
+
     /// Flush console output still buffered.
     pub fn flush_console(&mut self) {
         if let Some(u) = self.bus.device_mut(self.uart) {
@@ -305,6 +444,14 @@ impl System {
 
     /// Sample the devices' interrupt outputs into `mip`.
     fn sync_interrupts(&mut self, hart: &mut Hart) {
+        // One machine clock: a guest write to CLINT mtime sets it, for `time` too.
+        if let Some(written) = self
+            .bus
+            .device_mut(self.clint)
+            .and_then(|c| c.take_mtime_write())
+        {
+            hart.set_time(written);
+        }
         let now = hart.time();
         let mut set = 0;
         if let Some(clint) = self.bus.device_mut(self.clint) {
@@ -348,6 +495,13 @@ impl System {
         self.poll_host_requests();
         if self.requests.take_stats() {
             self.stats_requested = true;
+        }
+        if self.save_requested.is_none() {
+            if self.console.take_save_request() {
+                self.save_requested = Some(SaveRequest::Script);
+            } else if self.requests.take_save() {
+                self.save_requested = Some(SaveRequest::Console);
+            }
         }
         if let Some(event) = self
             .bus
@@ -404,9 +558,23 @@ impl System {
         }
     }
 
-    /// Whether a stop (or a statistics report) is waiting for the run loop.
+    /// Whether a stop (or a statistics report, or a snapshot) is waiting for the run loop.
     fn stop_pending(&self) -> bool {
-        self.host_stop.is_some() || self.guest_stop.is_some() || self.stats_requested
+        self.host_stop.is_some()
+            || self.guest_stop.is_some()
+            || self.stats_requested
+            || self.save_requested.is_some()
+    }
+
+    /// Sample every device into the hart's `mip` and the CLINT's `mtime` now (after a
+    /// restore, before the first block runs).
+    pub fn sample_devices(&mut self, hart: &mut Hart) {
+        self.sync_interrupts(hart);
+    }
+
+    /// The snapshot request that paused the machine ([`Stop::Pause`]), if any.
+    pub fn take_save_request(&mut self) -> Option<SaveRequest> {
+        self.save_requested.take()
     }
 
     /// Count a trap about to be delivered to the guest; stop the machine when traps keep
@@ -501,7 +669,7 @@ impl System {
                 Some(d) => Duration::from_nanos((d - now) * 100).min(MAX_IDLE_SLEEP),
                 None => MAX_IDLE_SLEEP,
             };
-            if hart.csr.deterministic_time {
+            if hart.clock.is_deterministic() {
                 return;
             }
             std::thread::park_timeout(wait);
@@ -702,8 +870,13 @@ impl Platform for System {
             self.flush_console();
             let stop = self.host_stop.take().or_else(|| self.guest_stop.take());
             return Some(stop.unwrap_or_else(|| {
-                self.stats_requested = false;
-                Stop::Stats
+                if self.save_requested.is_some() {
+                    // Taken by the run loop with `take_save_request`.
+                    Stop::Pause
+                } else {
+                    self.stats_requested = false;
+                    Stop::Stats
+                }
             }));
         }
         if hart.csr.mip & hart.csr.mie != 0 {
@@ -731,6 +904,9 @@ impl Platform for System {
 mod tests {
     use super::*;
     use crate::machine::console::Script;
+
+    /// One second of the machine clock.
+    const TIMEBASE_TICKS_PER_SECOND: u64 = crate::cpu::csr::TIMEBASE_HZ;
 
     fn machine(firmware: FirmwareMode) -> System {
         let input = UartInput::new();
@@ -783,6 +959,30 @@ mod tests {
         assert_eq!(m.between_blocks(&mut hart), Some(Stop::Reset));
         assert_eq!(m.between_blocks(&mut hart), Some(Stop::Stats));
         assert_eq!(m.between_blocks(&mut hart), None);
+    }
+
+    #[test]
+    fn a_guest_write_to_mtime_moves_the_time_csr_too() {
+        let mut m = machine(FirmwareMode::External);
+        let mut hart = Hart::new();
+        let mtime = map::CLINT_BASE + rv32vm_devices::clint::MTIME_OFFSET as u32;
+        let target = 5_000_000_000u64;
+        m.mmio_write(&mut hart, mtime, 8, target).unwrap();
+        let time = hart.csr_read(crate::cpu::csr::TIME, 0).unwrap() as u64
+            | (hart.csr_read(crate::cpu::csr::TIMEH, 0).unwrap() as u64) << 32;
+        assert!(
+            (target..target + TIMEBASE_TICKS_PER_SECOND).contains(&time),
+            "rdtime reads {time} after mtime was set to {target}"
+        );
+        let read_back = m.mmio_read(&mut hart, mtime, 8).unwrap();
+        assert!(
+            read_back >= target && read_back <= hart.time(),
+            "{read_back}"
+        );
+        // And the timer compares against the same clock.
+        let mtimecmp = map::CLINT_BASE + rv32vm_devices::clint::MTIMECMP_OFFSET as u32;
+        m.mmio_write(&mut hart, mtimecmp, 8, target).unwrap();
+        assert_ne!(hart.csr.mip & IRQ_MTI, 0, "mtime >= mtimecmp at once");
     }
 
     #[test]

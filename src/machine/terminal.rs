@@ -30,6 +30,7 @@ const HELP: &str = "\r\n\
 C-a h    print this help\r\n\
 C-a x    exit rv32vm (disks are flushed)\r\n\
 C-a s    print statistics\r\n\
+C-a S    save the machine to a snapshot file (named on the console)\r\n\
 C-a C-a  send C-a to the guest\r\n";
 
 /// What the user asked of the VM itself (rather than of the guest).
@@ -37,6 +38,7 @@ C-a C-a  send C-a to the guest\r\n";
 pub struct HostRequests {
     quit: AtomicBool,
     stats: AtomicBool,
+    save: AtomicBool,
 }
 
 impl HostRequests {
@@ -48,6 +50,11 @@ impl HostRequests {
     /// Take a pending statistics request.
     pub fn take_stats(&self) -> bool {
         self.stats.swap(false, Ordering::AcqRel)
+    }
+
+    /// Take a pending snapshot request (`Ctrl-A S`).
+    pub fn take_save(&self) -> bool {
+        self.save.swap(false, Ordering::AcqRel)
     }
 }
 
@@ -385,6 +392,7 @@ pub fn spawn_reader(input: UartInput, escapes: bool, requests: Arc<HostRequests>
                             requests.quit.store(true, Ordering::Release);
                         }
                         Key::Stats => requests.stats.store(true, Ordering::Release),
+                        Key::Save => requests.save.store(true, Ordering::Release),
                         Key::Help => {
                             let mut err = std::io::stderr().lock();
                             let _ = err.write_all(HELP.as_bytes());
@@ -407,6 +415,7 @@ enum Key {
     Held,
     Quit,
     Stats,
+    Save,
     Help,
 }
 
@@ -429,7 +438,8 @@ impl EscapeState {
         match b {
             ESCAPE => Key::Guest(ESCAPE),
             b'x' | b'X' => Key::Quit,
-            b's' | b'S' => Key::Stats,
+            b's' => Key::Stats,
+            b'S' => Key::Save,
             b'h' | b'H' | b'?' => Key::Help,
             // Unknown escapes are dropped, as QEMU does.
             _ => Key::Held,
@@ -466,5 +476,10 @@ mod tests {
             ]
         );
         assert_eq!(k.key(b'z'), Key::Guest(b'z'));
+        // Lower case s reports statistics, upper case S saves a snapshot.
+        assert_eq!(k.key(ESCAPE), Key::Held);
+        assert_eq!(k.key(b's'), Key::Stats);
+        assert_eq!(k.key(ESCAPE), Key::Held);
+        assert_eq!(k.key(b'S'), Key::Save);
     }
 }

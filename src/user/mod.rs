@@ -128,7 +128,7 @@ pub fn run(opts: UserOptions) -> Result<i32, UserError> {
     Ok(match stop {
         Stop::Exit(status) => status,
         // Neither is produced in user mode (no reset syscall, no console escapes).
-        Stop::Reset | Stop::Stats => 1,
+        Stop::Reset | Stop::Stats | Stop::Pause => 1,
         Stop::InsnLimit => {
             eprintln!("rv32vm: instruction limit reached at pc {:#010x}", hart.pc);
             124

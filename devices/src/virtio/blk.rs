@@ -14,6 +14,7 @@
 //! the chain's last byte when that byte is device-writable; a chain without one gets no status
 //! and no I/O at all.
 
+use crate::state::{StateError, StateReader, StateWriter};
 use std::io;
 
 use vm_memory::Bytes;
@@ -303,6 +304,36 @@ impl VirtioDevice for VirtioBlk {
 
     fn config(&self) -> &[u8] {
         &self.config
+    }
+
+    /// The guest-visible identity of the disk: its size, whether it is read-only, and the
+    /// `GET_ID` string (kept even when the restored machine's disk has another file name).
+    fn save_state(&self, out: &mut StateWriter) {
+        out.u64(self.disk.size());
+        out.bool(self.disk.is_read_only());
+        out.bytes(&self.id);
+    }
+
+    fn restore_state(&mut self, input: &mut StateReader<'_>) -> Result<(), StateError> {
+        let size = input.u64("virtio-blk size")?;
+        let read_only = input.bool("virtio-blk read-only")?;
+        let id = input.bytes(ID_LEN, "virtio-blk id")?;
+        if size != self.disk.size() || read_only != self.disk.is_read_only() {
+            return Err(StateError::invalid(format!(
+                "disk {} is {} bytes{}, the saved one {size} bytes{}",
+                self.disk.path().display(),
+                self.disk.size(),
+                if self.disk.is_read_only() {
+                    " read-only"
+                } else {
+                    ""
+                },
+                if read_only { " read-only" } else { "" },
+            )));
+        }
+        self.id = [0; ID_LEN];
+        self.id[..id.len()].copy_from_slice(id);
+        Ok(())
     }
 
     fn process_chain(

@@ -243,6 +243,50 @@ impl Disk {
             .map(|metadata| metadata.blocks() * 512)
     }
 
+    /// The image file's last modification time as the host reports it (for a snapshot to
+    /// notice a disk changed behind its back).
+    pub fn modified(&self) -> io::Result<std::time::SystemTime> {
+        self.file.metadata()?.modified()
+    }
+
+    /// Calls `f` with the byte offset and contents of every chunk the guest wrote to the
+    /// snapshot overlay, in disk order (the writes a machine snapshot must carry, since the
+    /// image file never sees them). Nothing for a disk without overlay.
+    pub fn for_each_overlay_chunk(
+        &self,
+        mut f: impl FnMut(u64, &[u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let Some(overlay) = &self.overlay else {
+            return Ok(());
+        };
+        let mut data = vec![0u8; OVERLAY_CHUNK_SIZE as usize];
+        for chunk in overlay.chunks.iter() {
+            let offset = chunk * OVERLAY_CHUNK_SIZE;
+            let len = OVERLAY_CHUNK_SIZE.min(self.size - offset) as usize;
+            overlay.file.read_exact_at(&mut data[..len], offset)?;
+            f(offset, &data[..len])?;
+        }
+        Ok(())
+    }
+
+    /// Puts back a chunk [`Disk::for_each_overlay_chunk`] reported, into this disk's overlay;
+    /// fails for a disk without overlay or a chunk that does not fit the disk.
+    pub fn restore_overlay_chunk(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        if self.overlay.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the disk has no snapshot overlay to put saved writes in",
+            ));
+        }
+        if !offset.is_multiple_of(OVERLAY_CHUNK_SIZE) || data.len() as u64 > OVERLAY_CHUNK_SIZE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("overlay chunk at {offset} of {} bytes", data.len()),
+            ));
+        }
+        self.write_at(offset, data)
+    }
+
     /// Reads `buf.len()` bytes at byte `offset`; fails if that runs past the end of the disk.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.check_range(offset, buf.len())?;
@@ -662,6 +706,17 @@ impl ChunkSet {
                 self.len += 1;
             }
         }
+    }
+
+    /// The chunks in the set, in increasing order.
+    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.leaves.iter().flat_map(|(&leaf, words)| {
+            words.iter().enumerate().flat_map(move |(w, &word)| {
+                (0..64u64)
+                    .filter(move |bit| word & (1 << bit) != 0)
+                    .map(move |bit| leaf * LEAF_CHUNKS + w as u64 * 64 + bit)
+            })
+        })
     }
 
     /// The number of chunks in the set.

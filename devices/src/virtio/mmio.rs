@@ -24,7 +24,7 @@
 //! - Writing 0 to `Status` resets the transport, every queue and the device.
 //! - There are no shared memory regions: `SHMLen` reads as all ones ("no such region").
 
-use virtio_queue::{Queue, QueueT};
+use virtio_queue::{Queue, QueueState, QueueT};
 
 use super::status::{DEVICE_NEEDS_RESET, DRIVER_OK, FEATURES_OK};
 use super::worker::{self, ActiveQueues, Interrupt, Waker};
@@ -34,6 +34,7 @@ use super::{
 };
 use crate::bus::MmioDevice;
 use crate::irq::IrqLine;
+use crate::state::{StateError, StateReader, StateWriter};
 
 /// Size of a virtio-mmio window on the virt memory map.
 pub const MMIO_SIZE: u64 = 0x1000;
@@ -208,6 +209,87 @@ impl<D: VirtioDevice> VirtioMmio<D> {
     /// The `InterruptStatus` register.
     pub fn interrupt_status(&self) -> u32 {
         self.interrupt.status()
+    }
+
+    /// Writes the transport (status, features, selectors, interrupt status), every queue
+    /// (size, ring addresses, ready, ring indices) and the device's own state for a snapshot.
+    pub fn save_state(&self, out: &mut StateWriter) {
+        out.u32(self.device.device_type());
+        out.u32(self.status);
+        out.u32(self.interrupt_status());
+        out.u32(self.device_features_select);
+        out.u32(self.driver_features_select);
+        out.u64(self.driver_features);
+        out.u64(self.acked_features);
+        out.u32(self.queue_select);
+        out.u32(self.queues.len() as u32);
+        for queue in &self.queues {
+            let state = queue.state();
+            out.u16(state.max_size);
+            out.u16(state.next_avail);
+            out.u16(state.next_used);
+            out.bool(state.event_idx_enabled);
+            out.u16(state.size);
+            out.bool(state.ready);
+            out.u64(state.desc_table);
+            out.u64(state.avail_ring);
+            out.u64(state.used_ring);
+        }
+        self.device.save_state(out);
+    }
+
+    /// Restores what [`VirtioMmio::save_state`] wrote (for the same kind of device, with the
+    /// same queues) and drives the interrupt line to match.
+    pub fn restore_state(&mut self, input: &mut StateReader<'_>) -> Result<(), StateError> {
+        let device_type = input.u32("virtio device type")?;
+        if device_type != self.device.device_type() {
+            return Err(StateError::invalid(format!(
+                "virtio slot holds device type {device_type}, the machine has a {} there",
+                self.device.name()
+            )));
+        }
+        self.status = input.u32("virtio status")?;
+        let interrupt_status = input.u32("virtio interrupt status")?;
+        self.device_features_select = input.u32("virtio device features select")?;
+        self.driver_features_select = input.u32("virtio driver features select")?;
+        self.driver_features = input.u64("virtio driver features")?;
+        self.acked_features = input.u64("virtio acked features")?;
+        self.queue_select = input.u32("virtio queue select")?;
+        let count = input.u32("virtio queue count")?;
+        if count as usize != self.queues.len() {
+            return Err(StateError::invalid(format!(
+                "{} has {} queues, the saved state {count}",
+                self.device.name(),
+                self.queues.len()
+            )));
+        }
+        for (index, queue) in self.queues.iter_mut().enumerate() {
+            let state = QueueState {
+                max_size: input.u16("virtio queue max size")?,
+                next_avail: input.u16("virtio queue next avail")?,
+                next_used: input.u16("virtio queue next used")?,
+                event_idx_enabled: input.bool("virtio queue event idx")?,
+                size: input.u16("virtio queue size")?,
+                ready: input.bool("virtio queue ready")?,
+                desc_table: input.u64("virtio queue descriptor table")?,
+                avail_ring: input.u64("virtio queue available ring")?,
+                used_ring: input.u64("virtio queue used ring")?,
+            };
+            if state.max_size != queue.max_size() {
+                return Err(StateError::invalid(format!(
+                    "{} queue {index} holds {} entries at most, the saved state {}",
+                    self.device.name(),
+                    queue.max_size(),
+                    state.max_size
+                )));
+            }
+            *queue = Queue::try_from(state).map_err(|error| {
+                StateError::invalid(format!("{} queue {index}: {error}", self.device.name()))
+            })?;
+        }
+        self.device.restore_state(input)?;
+        self.interrupt.set_status(interrupt_status);
+        Ok(())
     }
 
     fn selected_queue(&self) -> Option<&Queue> {

@@ -167,6 +167,19 @@ pub trait VirtioDevice: Send + 'static {
     fn kick(&mut self, queue_index: u16) {
         let _ = queue_index;
     }
+
+    /// Writes the device's own state (beyond the transport's) for a snapshot. Backing data
+    /// (a disk's contents) is the machine's to save; the default is a device with no state.
+    fn save_state(&self, _out: &mut crate::state::StateWriter) {}
+
+    /// Restores what [`VirtioDevice::save_state`] wrote, refusing state this device cannot
+    /// take (for example a disk of another size).
+    fn restore_state(
+        &mut self,
+        _input: &mut crate::state::StateReader<'_>,
+    ) -> Result<(), crate::state::StateError> {
+        Ok(())
+    }
 }
 
 /// Why the machine's RAM could not be described as [`GuestMemoryMmap`].

@@ -1592,3 +1592,43 @@ fn random_registers_and_ring_garbage_never_break_the_device() {
         "snapshot: the file is untouched"
     );
 }
+
+#[test]
+fn transport_state_restores_into_a_new_transport_that_goes_on_serving() {
+    let mut rig = Rig::new(VirtioRng::new());
+    rig.start();
+    rig.push_chain(&[writable(DATA, 16)]);
+    rig.notify();
+    assert_eq!(rig.take_used().len(), 1);
+    assert!(rig.irq());
+    let mut out = crate::state::StateWriter::new();
+    rig.dev.save_state(&mut out);
+    let bytes = out.into_bytes();
+    // A new transport, as a restored machine builds it, wired to a fresh line.
+    let mut levels = IrqLevels::new(8).unwrap();
+    let line = levels.line(IRQ_SOURCE).unwrap();
+    let mut fresh = VirtioMmio::new(VirtioRng::new(), rig.mem.clone(), line);
+    let mut input = crate::state::StateReader::new(&bytes);
+    fresh.restore_state(&mut input).unwrap();
+    input.finish("transport").unwrap();
+    assert!(
+        levels.is_high(IRQ_SOURCE),
+        "the interrupt line is driven again"
+    );
+    assert_eq!(fresh.status(), rig.dev.status());
+    assert_eq!(fresh.acked_features(), rig.dev.acked_features());
+    rig.dev = fresh;
+    rig.levels = levels;
+    rig.ack_interrupt();
+    assert!(!rig.irq());
+    // The queue goes on from its saved indices.
+    let head = rig.push_chain(&[writable(DATA + 0x100, 16)]);
+    rig.notify();
+    assert_eq!(rig.take_used(), [(u32::from(head), 16)]);
+    // Short state is an error, never a panic.
+    let mut other = VirtioMmio::new(VirtioRng::new(), rig.mem.clone(), IrqLine::disconnected());
+    for cut in 0..bytes.len() {
+        let mut input = crate::state::StateReader::new(&bytes[..cut]);
+        assert!(other.restore_state(&mut input).is_err(), "cut {cut}");
+    }
+}

@@ -122,6 +122,18 @@ impl Interrupt {
         state.line.set(high);
     }
 
+    /// Sets `InterruptStatus` to exactly `bits` and the line to match (snapshot restore).
+    pub fn set_status(&self, bits: u32) {
+        let mut state = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.status = bits;
+        let high = state.status != 0;
+        state.line.set(high);
+    }
+
     /// Clears every cause (device reset).
     pub fn clear(&self) {
         self.acknowledge(u32::MAX);

@@ -1,0 +1,277 @@
+//! `rv32vm restore`: rebuild the machine a snapshot describes, put its state back, and run on
+//! from where it was saved.
+//!
+//! Order: the snapshot is read and checked in full, then every disk is opened, locked and
+//! compared with what the snapshot recorded (same size; unchanged since the save unless
+//! `--disk` points the slot elsewhere), then the console log is opened, and only then is the
+//! machine built and filled. Compiled code is a cache: the engine starts empty.
+
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use rv32vm_devices::virtio::{Disk, DiskError, VirtioBlk};
+use rv32vm_devices::{StateError, StateReader};
+
+use super::boot::arm_deadline;
+use super::console::{Script, ScriptError};
+use super::session::Connections;
+use super::snapshot::{self, SnapshotError};
+use super::system::{HostDevices, System, SystemError};
+use crate::cpu::Hart;
+use crate::exec::{Engine, EngineConfig, Stop};
+
+/// What to restore and how to run it.
+#[derive(Clone, Debug)]
+pub struct RestoreOptions {
+    /// The snapshot file.
+    pub snapshot: PathBuf,
+    pub timeout: Option<Duration>,
+    pub engine: EngineConfig,
+    pub stats: bool,
+    /// `--expect`/`--send` pairs; the first pattern may match the line the console showed at
+    /// save time (the prompt).
+    pub script: Script,
+    pub console_log: Option<PathBuf>,
+    /// `--disk`: another image for disk slot n (vda, vdb, ...), of the same size.
+    pub disks: Vec<PathBuf>,
+    /// `--save`: save again when the script's last `--expect` appears, then exit.
+    pub save: Option<PathBuf>,
+}
+
+/// Why a snapshot could not be restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// The file is unreadable, truncated, corrupt, foreign or of another version.
+    #[error("{0}")]
+    Snapshot(#[from] SnapshotError),
+    /// More `--disk` than the snapshot has disks.
+    #[error("--disk given {given} times, but the snapshot has {saved} disks")]
+    TooManyDisks { given: usize, saved: usize },
+    /// A disk image cannot be opened or locked.
+    #[error("{0}")]
+    Disk(#[from] DiskError),
+    /// A disk is not the size it was.
+    #[error(
+        "disk {} is {size} bytes; the snapshot's disk {slot} was {saved} bytes: refusing to \
+         restore onto another disk",
+        path.display()
+    )]
+    DiskSize {
+        slot: usize,
+        path: PathBuf,
+        size: u64,
+        saved: u64,
+    },
+    /// A disk changed since the snapshot was saved.
+    #[error(
+        "disk {} changed since the snapshot was saved (modified {}, the snapshot recorded {}): \
+         the restored guest would see data it never wrote. Restore onto the disk as it was \
+         saved, or point the slot at another image with --disk",
+        path.display(),
+        format_time(*now),
+        format_time(*saved)
+    )]
+    DiskChanged {
+        path: PathBuf,
+        now: Duration,
+        saved: Duration,
+    },
+    /// A snapshot-mode disk's saved writes cannot be put back.
+    #[error("disk {}: cannot restore the writes saved with the machine: {source}", path.display())]
+    Overlay {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The devices' saved state does not fit the machine.
+    #[error("snapshot {}: the saved device state does not fit: {source}", path.display())]
+    Devices { path: PathBuf, source: StateError },
+    /// The machine could not be built.
+    #[error("{0}")]
+    System(#[from] SystemError),
+    /// A bad `--expect`/`--save` combination.
+    #[error("{0}")]
+    Script(#[from] ScriptError),
+    /// `--save` names a disk of the machine.
+    #[error("--save {} is the disk {}; refusing to overwrite it", path.display(), disk.display())]
+    SaveOverDisk { path: PathBuf, disk: PathBuf },
+    /// `--console-log` cannot be written, or names the snapshot or a disk.
+    #[error("--console-log {}: {reason}", path.display())]
+    ConsoleLog { path: PathBuf, reason: String },
+}
+
+/// Seconds.nanoseconds since the epoch, for messages.
+fn format_time(t: Duration) -> String {
+    format!(
+        "{}.{:09} s after the Unix epoch",
+        t.as_secs(),
+        t.subsec_nanos()
+    )
+}
+
+/// Open the snapshot's disks: saved paths, or `--disk` replacements.
+fn open_disks(
+    snapshot: &snapshot::Snapshot,
+    replacements: &[PathBuf],
+) -> Result<Vec<VirtioBlk>, RestoreError> {
+    if replacements.len() > snapshot.disks.len() {
+        return Err(RestoreError::TooManyDisks {
+            given: replacements.len(),
+            saved: snapshot.disks.len(),
+        });
+    }
+    let mut disks = Vec::new();
+    for (slot, record) in snapshot.disks.iter().enumerate() {
+        let replaced = replacements.get(slot);
+        let path = replaced.unwrap_or(&record.path).clone();
+        let mut disk = Disk::open(&path, record.options)?;
+        if disk.size() != record.size {
+            return Err(RestoreError::DiskSize {
+                slot,
+                path,
+                size: disk.size(),
+                saved: record.size,
+            });
+        }
+        if replaced.is_none() {
+            let now = disk
+                .modified()
+                .map(|t| t.duration_since(UNIX_EPOCH).unwrap_or_default())
+                .map_err(|source| RestoreError::Overlay {
+                    path: path.clone(),
+                    source,
+                })?;
+            if now != record.modified {
+                return Err(RestoreError::DiskChanged {
+                    path,
+                    now,
+                    saved: record.modified,
+                });
+            }
+        }
+        for (offset, data) in &record.overlay {
+            disk.restore_overlay_chunk(*offset, data)
+                .map_err(|source| RestoreError::Overlay {
+                    path: path.clone(),
+                    source,
+                })?;
+        }
+        disks.push(VirtioBlk::new(disk));
+    }
+    Ok(disks)
+}
+
+/// Open `--console-log`, refusing the snapshot itself and the disks.
+fn open_console_log(
+    opts: &RestoreOptions,
+    disks: &[VirtioBlk],
+) -> Result<Option<File>, RestoreError> {
+    let Some(path) = &opts.console_log else {
+        return Ok(None);
+    };
+    let identity = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let refuse = |reason: String| RestoreError::ConsoleLog {
+        path: path.clone(),
+        reason,
+    };
+    if let Some(id) = identity(path) {
+        if identity(&opts.snapshot) == Some(id) {
+            return Err(refuse("is the snapshot being restored".into()));
+        }
+        if let Some(blk) = disks.iter().find(|d| identity(d.disk().path()) == Some(id)) {
+            return Err(refuse(format!(
+                "is the disk {}",
+                blk.disk().path().display()
+            )));
+        }
+    }
+    File::create(path)
+        .map(Some)
+        .map_err(|e| refuse(e.to_string()))
+}
+
+/// Restore and run; returns the process exit status.
+pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
+    let deadline = arm_deadline(opts.timeout);
+    let started = Instant::now();
+    let snapshot = snapshot::read(&opts.snapshot)?;
+    let disks = open_disks(&snapshot, &opts.disks)?;
+    let console_log = open_console_log(opts, &disks)?;
+    if let Some(path) = &opts.save {
+        let identity = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        if let Some(id) = identity(path) {
+            if let Some(blk) = disks.iter().find(|d| identity(d.disk().path()) == Some(id)) {
+                return Err(RestoreError::SaveOverDisk {
+                    path: path.clone(),
+                    disk: blk.disk().path().to_path_buf(),
+                });
+            }
+        }
+    }
+    let script = match &opts.save {
+        Some(_) => opts.script.clone().save_at_end()?,
+        None => opts.script.clone(),
+    };
+    let mut connections = Connections::open(console_log, script, opts.save.clone());
+    let mut system = System::new(
+        snapshot.memory,
+        snapshot.firmware,
+        connections.console.clone(),
+        connections.console_input.clone(),
+        connections.requests.clone(),
+        disks,
+        HostDevices::default(),
+    )?;
+    system.deadline = deadline;
+    snapshot.load_ram(&mut system.ram)?;
+    let mut hart = Hart::new();
+    hart.restore(&snapshot.hart);
+    let mut devices = StateReader::new(&snapshot.devices);
+    system
+        .restore_devices(&mut devices)
+        .and_then(|()| devices.finish("the devices"))
+        .map_err(|source| RestoreError::Devices {
+            path: opts.snapshot.clone(),
+            source,
+        })?;
+    system.sample_devices(&mut hart);
+    // The prompt the guest printed before the save is on the console still: let the script
+    // see it.
+    connections.console.replay(&snapshot.console_line);
+    tracing::info!(elapsed = ?started.elapsed(), path = %opts.snapshot.display(), "machine restored");
+    drop(snapshot);
+
+    let mut engine = Engine::new(opts.engine.clone());
+    let stop = connections.run(
+        &mut engine,
+        &mut hart,
+        &mut system,
+        0,
+        |engine, hart, system| engine.run(hart, system, None),
+    );
+    system.flush_console();
+    // Data the guest wrote reaches the disk files, whatever ended the run.
+    drop(system.take_disks());
+    let status = match stop {
+        Stop::Exit(code) => connections.console.exit_status(code),
+        Stop::Reset => {
+            // The boot images are not part of a snapshot, so there is nothing to boot again.
+            tracing::warn!("the restored guest asked for a reboot: stopping instead");
+            connections.console.exit_status(0)
+        }
+        Stop::InsnLimit | Stop::Stats | Stop::Pause => Ok(124),
+        Stop::Fatal { status, message } => Err((status, message)),
+    };
+    connections.restore_terminal();
+    if opts.stats {
+        crate::report_stats(&engine, &hart);
+    }
+    Ok(match status {
+        Ok(code) => code,
+        Err((status, message)) => {
+            eprintln!("rv32vm: {message}");
+            status
+        }
+    })
+}
