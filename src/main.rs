@@ -74,6 +74,32 @@ struct BootArgs {
     /// Also write everything the guest prints on the console to FILE.
     #[arg(long, value_name = "FILE")]
     console_log: Option<PathBuf>,
+    /// Stop after exactly this many instructions (exit status 124).
+    #[arg(long, value_name = "N")]
+    max_insns: Option<u64>,
+    #[command(flatten)]
+    gdb: GdbArgs,
+}
+
+/// The GDB stub's options, shared by every command that runs a guest.
+#[derive(Args)]
+struct GdbArgs {
+    /// Serve gdb's remote protocol on TCP [HOST:]PORT (host 127.0.0.1 unless given); gdb
+    /// attaches with `target remote HOST:PORT` at any time.
+    #[arg(long, value_name = "[HOST:]PORT")]
+    gdb: Option<String>,
+    /// With --gdb: stop before the first instruction until gdb attaches and continues.
+    #[arg(long, requires = "gdb")]
+    gdb_wait: bool,
+}
+
+impl GdbArgs {
+    fn options(&self) -> Option<rv32vm::gdb::GdbOptions> {
+        self.gdb.as_ref().map(|address| rv32vm::gdb::GdbOptions {
+            address: address.clone(),
+            wait: self.gdb_wait,
+        })
+    }
 }
 
 /// Parse a memory size: bytes, or a number with K, M or G.
@@ -160,6 +186,8 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         script: Script::new(&args.expect, &args.send)?,
         console_log: args.console_log,
         disks,
+        max_insns: args.max_insns,
+        gdb: args.gdb.options(),
     };
     Ok(rv32vm::machine::boot::run(&opts)?)
 }
@@ -172,7 +200,7 @@ struct RunArgs {
     /// With --bare: write the words between begin_signature and end_signature to FILE.
     #[arg(long, value_name = "FILE", requires = "bare")]
     signature: Option<PathBuf>,
-    /// Stop after this many instructions (exit status 124).
+    /// Stop after exactly this many instructions (exit status 124).
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// Let misaligned loads and stores go to the host directly instead of trapping.
@@ -183,6 +211,8 @@ struct RunArgs {
     /// Print engine statistics to stderr at exit.
     #[arg(long)]
     stats: bool,
+    #[command(flatten)]
+    gdb: GdbArgs,
     /// The ELF program.
     program: PathBuf,
     /// Arguments passed to the program.
@@ -277,6 +307,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             engine,
             allow_misaligned: args.allow_misaligned,
             stats: args.stats,
+            gdb: args.gdb.options(),
         };
         return Ok(rv32vm::bare::run(&opts)?);
     }
@@ -287,6 +318,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         engine,
         max_insns: args.max_insns,
         stats: args.stats,
+        gdb: args.gdb.options(),
     };
     Ok(rv32vm::user::run(opts)?)
 }

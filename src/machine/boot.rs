@@ -55,6 +55,10 @@ pub struct BootOptions {
     pub console_log: Option<PathBuf>,
     /// `--disk`: virtio-blk disks in slot order (the first is /dev/vda).
     pub disks: Vec<(PathBuf, DiskOptions)>,
+    /// `--max-insns`: stop after exactly this many instructions (status 124), reboots included.
+    pub max_insns: Option<u64>,
+    /// `--gdb`: serve gdb.
+    pub gdb: Option<crate::gdb::GdbOptions>,
 }
 
 impl BootOptions {
@@ -122,6 +126,9 @@ pub enum BootError {
     /// `--append` is longer than a RISC-V Linux kernel keeps.
     #[error("--append is {len} bytes; a RISC-V Linux kernel keeps at most {max} (COMMAND_LINE_SIZE 1024 including the terminating NUL) and would silently cut the rest")]
     CommandLineTooLong { len: usize, max: usize },
+    /// The GDB stub cannot start (`--gdb`).
+    #[error(transparent)]
+    Gdb(#[from] crate::gdb::GdbError),
 }
 
 /// Read the kernel: an Image must fit in RAM; an ELF file may be larger (symbols, debug
@@ -179,6 +186,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         .iter()
         .map(|(path, options)| Disk::open(path, *options).map(VirtioBlk::new))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut gdb = opts
+        .gdb
+        .as_ref()
+        .map(crate::gdb::GdbServer::listen)
+        .transpose()?;
     // Every input is read and every disk locked: only now may output files be touched.
     let outputs = open_outputs(opts)?;
     if let Some((mut file, path)) = outputs.dump_dtb {
@@ -233,7 +245,12 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             engine.flush_code(&mut hart);
         }
         let stop = loop {
-            match engine.run(&mut hart, &mut system, None) {
+            let retired = retired_before_reset.wrapping_add(hart.instret);
+            let remaining = opts.max_insns.map(|n| n.saturating_sub(retired));
+            let (back, stop) =
+                crate::gdb::run(gdb.as_mut(), &mut engine, &mut hart, system, remaining);
+            system = back;
+            match stop {
                 Stop::Stats => {
                     system.flush_console();
                     hart.instret = hart.instret.wrapping_add(retired_before_reset);
@@ -262,7 +279,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 continue;
             }
             Stop::Exit(code) => break (connections.console.exit_status(code), hart),
-            Stop::InsnLimit | Stop::Stats => break (Ok(124), hart),
+            Stop::InsnLimit | Stop::Stats | Stop::Debug => break (Ok(124), hart),
             Stop::Fatal { status, message } => break (Err((status, message)), hart),
         }
     };
