@@ -9,8 +9,9 @@
 //! - With breakpoints or watchpoints, the engine interprets on [`platform::Debugged`]: blocks
 //!   end before each breakpoint, which is checked at block entry (guest memory is never
 //!   written); pages holding a watched address are never cached in the TLB, so every access to
-//!   them reaches the watchpoint check, which stops the instruction before its access; the
-//!   instruction then runs alone and the hit is reported after it, as gdb expects.
+//!   them reaches the watchpoint check, which stops the instruction before its access (pc at
+//!   it, not retired): gdb's RISC-V watchpoints are "non-steppable", gdb steps over the
+//!   instruction itself with the watchpoints removed, then compares the value.
 //! - A step runs one-instruction blocks interpreted and stops once one instruction retired or
 //!   a trap was taken (no interrupt is taken during a step).
 //! - Memory reads and writes go through the hart's current translation without side effects

@@ -156,11 +156,13 @@ pub struct Debugged<P> {
     /// Stop as soon as one instruction retired or a trap was taken (the engine builds
     /// one-instruction blocks meanwhile).
     pub stepping: bool,
-    /// Let accesses through without looking at the watchpoints (to run the instruction a
+    /// Let accesses through without looking at the watchpoints (to run an instruction a
     /// watchpoint stopped).
     pub watch_suspended: bool,
-    /// Where the run started: a breakpoint there does not stop it before it moved on.
+    /// Where the run started (pc, instret).
     pub resumed_at: (u32, u64),
+    /// A breakpoint here (pc, instret) does not stop the run: where gdb resumed from.
+    pub ignore_breakpoint_at: Option<(u32, u64)>,
     /// A trap was handled since the run started (ends a step).
     pub trapped: bool,
     /// Why the run stopped with [`Stop::Debug`].
@@ -178,6 +180,7 @@ impl<P> Debugged<P> {
             stepping: false,
             watch_suspended: false,
             resumed_at: (hart.pc, hart.instret),
+            ignore_breakpoint_at: Some((hart.pc, hart.instret)),
             trapped: false,
             event: None,
         }
@@ -254,7 +257,9 @@ impl<P: Platform> Platform for Debugged<P> {
         if self.pause.load(Ordering::Relaxed) {
             return self.stop_for(DebugEvent::Pause);
         }
-        if self.breakpoints.contains(&hart.pc) && (hart.pc, hart.instret) != self.resumed_at {
+        if self.breakpoints.contains(&hart.pc)
+            && Some((hart.pc, hart.instret)) != self.ignore_breakpoint_at
+        {
             return self.stop_for(DebugEvent::Breakpoint);
         }
         None

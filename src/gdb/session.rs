@@ -71,6 +71,11 @@ pub struct Session<'a, P: Platform + 'static> {
     watcher: InterruptWatcher,
     /// This host process (a user-mode guest's fork must not talk to gdb).
     pid: u32,
+    /// Where (pc, instret) a watchpoint stopped an instruction before its access.
+    before_watched_access: Option<(u32, u64)>,
+    /// Where (pc, instret) gdb resumed the guest, until the first debugged run starts: a
+    /// breakpoint there does not stop that run at once.
+    resumed_by_gdb: Option<(u32, u64)>,
 }
 
 impl<'a, P: Platform + 'static> Session<'a, P> {
@@ -104,6 +109,8 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
             finished: None,
             watcher,
             pid: std::process::id(),
+            before_watched_access: None,
+            resumed_by_gdb: None,
         };
         let outcome = GdbStub::new(stream).run_blocking::<EventLoop<'_, P>>(&mut session);
         if let Some(s) = shutdown.filter(|_| std::process::id() == session.pid) {
@@ -119,7 +126,7 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
             }
             Ok(DisconnectReason::Kill) => SessionEnd::Finished(Stop::Fatal {
                 status: KILLED_STATUS,
-                message: "rv32vm: killed from gdb".into(),
+                message: "killed from gdb".into(),
             }),
             Ok(DisconnectReason::TargetExited(_) | DisconnectReason::TargetTerminated(_)) => {
                 SessionEnd::Finished(session.finished.take().unwrap_or(Stop::Exit(0)))
@@ -162,6 +169,7 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
     /// Run interpreted with breakpoints and watchpoints: one instruction (`stepping`), or until
     /// something stops it.
     fn run_debugged(&mut self, stepping: bool, watch_suspended: bool) -> (Stop, Option<DebugEvent>) {
+        let resumed_by_gdb = self.resumed_by_gdb.take();
         if self.code_split_at.as_ref() != Some(&self.breakpoints) {
             self.engine.flush_code(self.hart);
             self.code_split_at = Some(self.breakpoints.clone());
@@ -177,6 +185,7 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
         d.watchpoints = self.watchpoints.clone();
         d.stepping = stepping;
         d.watch_suspended = watch_suspended;
+        d.ignore_breakpoint_at = resumed_by_gdb;
         let stop = self.engine.run(self.hart, &mut d, self.remaining());
         self.plat = Some(d.inner);
         (stop, d.event)
@@ -190,9 +199,24 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
 
     /// Run as gdb asked until something gdb must hear about happens.
     fn run_until_event(&mut self) -> Outcome {
+        self.resumed_by_gdb = Some((self.hart.pc, self.hart.instret));
+        let at_watched_access =
+            self.before_watched_access.take() == Some((self.hart.pc, self.hart.instret));
+        if at_watched_access && !self.watchpoints.is_empty() {
+            // The instruction here was stopped by a watchpoint before its access: run it
+            // alone with watchpoints off (gdb itself steps over it with them removed, so this
+            // only matters for a client that leaves them in).
+            match self.run_debugged(true, true) {
+                (Stop::Debug, _) if self.resumption == Resumption::Step => {
+                    return Outcome::Stopped(SingleThreadStopReason::DoneStep);
+                }
+                (Stop::Debug, _) => {}
+                (stop, _) => return Outcome::Over(stop),
+            }
+        }
         if self.resumption == Resumption::Step {
             return match self.run_debugged(true, false) {
-                (Stop::Debug, Some(DebugEvent::Watch(w))) => self.finish_watched(w),
+                (Stop::Debug, Some(DebugEvent::Watch(w))) => self.watch_hit(w),
                 (Stop::Debug, _) => Outcome::Stopped(SingleThreadStopReason::DoneStep),
                 (stop, _) => Outcome::Over(stop),
             };
@@ -207,23 +231,22 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
             (Stop::Debug, Some(DebugEvent::Breakpoint)) => {
                 Outcome::Stopped(SingleThreadStopReason::SwBreak(()))
             }
-            (Stop::Debug, Some(DebugEvent::Watch(w))) => self.finish_watched(w),
+            (Stop::Debug, Some(DebugEvent::Watch(w))) => self.watch_hit(w),
             (Stop::Debug, _) => Outcome::Paused,
             (stop, _) => Outcome::Over(stop),
         }
     }
 
-    /// A watchpoint stopped the instruction at pc before its access: run it (with watchpoints
-    /// off), then report the hit, as gdb expects, after the access.
-    fn finish_watched(&mut self, w: Watchpoint) -> Outcome {
-        match self.run_debugged(true, true) {
-            (Stop::Debug, _) => Outcome::Stopped(SingleThreadStopReason::Watch {
-                tid: (),
-                kind: w.kind,
-                addr: w.addr,
-            }),
-            (stop, _) => Outcome::Over(stop),
-        }
+    /// A watchpoint stopped the instruction at pc before its access. gdb's RISC-V target
+    /// expects exactly that (its watchpoints are "non-steppable": gdb steps over the
+    /// instruction itself, then compares the value).
+    fn watch_hit(&mut self, w: Watchpoint) -> Outcome {
+        self.before_watched_access = Some((self.hart.pc, self.hart.instret));
+        Outcome::Stopped(SingleThreadStopReason::Watch {
+            tid: (),
+            kind: w.kind,
+            addr: w.addr,
+        })
     }
 
     /// The stop reply for a run that is over.
