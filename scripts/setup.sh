@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what building and testing rv32vm needs on Debian (bookworm or later): LLVM 22 for tier 2
 # (llvm-22-dev, from bookworm-security; linked dynamically), the RISC-V cross compiler for ISA
-# tests, QEMU as the reference (qemu-riscv32, qemu-system-riscv32), and zig (from PyPI) as the
+# tests, QEMU as the reference (qemu-riscv32, qemu-system-riscv32), gdb-multiarch (the GDB stub's
+# tests), and zig (from PyPI) as the
 # riscv32-linux-musl C compiler for guest programs. Idempotent; safe to re-run.
 set -euo pipefail
 
@@ -10,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 apt_packages=(gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu qemu-user qemu-system-misc
               python3-pip build-essential cmake bzip2 xz-utils dpkg-dev e2fsprogs tmux
-              llvm-22-dev)
+              llvm-22-dev gdb-multiarch)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -240,7 +240,11 @@ fn user_program_session(tier: &str) {
     ]);
     let out = vm.gdb(Some(&program), &strs(&cmds));
     assert!(out.contains("Breakpoint 1, bump"), "{tier}: {out}");
-    assert_eq!(value_after(&out, "@a0"), 1, "{tier}: bump's first argument\n{out}");
+    assert_eq!(
+        value_after(&out, "@a0"),
+        1,
+        "{tier}: bump's first argument\n{out}"
+    );
     let (bp, stepped) = (value_after(&out, "@bp"), value_after(&out, "@stepped"));
     assert!(
         stepped == bp + 2 || stepped == bp + 4,
@@ -252,9 +256,16 @@ fn user_program_session(tier: &str) {
         "{tier}: a step retires exactly one instruction\n{out}"
     );
     assert!(out.contains("prv:0 [User/Application]"), "{tier}: {out}");
-    assert!(out.contains("1.5"), "{tier}: f register written and read\n{out}");
+    assert!(
+        out.contains("1.5"),
+        "{tier}: f register written and read\n{out}"
+    );
     assert_eq!(value_after(&out, "@mscratch"), 0x1234, "{tier}: {out}");
-    assert_eq!(value_after(&out, "@seen"), 7, "{tier}: memory written and read\n{out}");
+    assert_eq!(
+        value_after(&out, "@seen"),
+        7,
+        "{tier}: memory written and read\n{out}"
+    );
     assert!(
         out.contains("Hardware watchpoint 2: counter") && out.contains("New value = 5"),
         "{tier}: write watchpoint\n{out}"
@@ -280,12 +291,24 @@ fn user_program_detach(tier: &str) {
     let vm = Vm::start(&["run", "--tier", tier], &[program.to_str().unwrap()]);
     let out = vm.gdb(
         Some(&program),
-        &["hbreak bump", "continue", "continue", "info registers a0", "detach"],
+        &[
+            "hbreak bump",
+            "continue",
+            "continue",
+            "info registers a0",
+            "detach",
+        ],
     );
-    assert!(out.contains("Breakpoint 1, bump (by=by@entry=2)"), "{tier}: {out}");
+    assert!(
+        out.contains("Breakpoint 1, bump (by=by@entry=2)"),
+        "{tier}: {out}"
+    );
     let (code, stdout, stderr) = vm.wait();
     assert_eq!(code, Some(0), "{tier}: {stderr}");
-    assert!(stdout.contains("counter=6 total=10 seen=100"), "{tier}: {stdout}");
+    assert!(
+        stdout.contains("counter=6 total=10 seen=100"),
+        "{tier}: {stdout}"
+    );
 }
 
 /// kill from gdb ends rv32vm as SIGKILL would.
@@ -311,7 +334,11 @@ fn read_packet(stream: &mut TcpStream) -> String {
     let mut byte = [0u8; 1];
     loop {
         let n = stream.read(&mut byte).expect("read a reply");
-        assert!(n == 1, "connection closed; got {:?}", String::from_utf8_lossy(&got));
+        assert!(
+            n == 1,
+            "connection closed; got {:?}",
+            String::from_utf8_lossy(&got)
+        );
         got.push(byte[0]);
         let text = String::from_utf8_lossy(&got);
         if let Some(start) = text.find('$') {
@@ -429,7 +456,11 @@ fn kernel_session(tier: &str, start_kernel: u32) {
     let out = vm.gdb(None, &strs(&cmds));
     assert_eq!(value_after(&out, "@reset"), 0x8000_0000, "{tier}: {out}");
     assert!(out.contains("prv:3 [Machine]"), "{tier}: {out}");
-    assert_eq!(value_after(&out, "@entry"), KERNEL_ENTRY as u64, "{tier}: {out}");
+    assert_eq!(
+        value_after(&out, "@entry"),
+        KERNEL_ENTRY as u64,
+        "{tier}: {out}"
+    );
     assert_eq!(value_after(&out, "@a0"), 0, "{tier}: hart id\n{out}");
     assert_eq!(value_after(&out, "@satp0"), 0, "{tier}: {out}");
     assert!(out.contains("prv:1 [Supervisor]"), "{tier}: {out}");
@@ -438,16 +469,31 @@ fn kernel_session(tier: &str, start_kernel: u32) {
         value_after(&out, "@instret0") + 1,
         "{tier}: a step retires one instruction\n{out}"
     );
-    assert_eq!(value_after(&out, "@word0"), image_word(0) as u64, "{tier}: {out}");
-    assert_eq!(value_after(&out, "@sk"), start_kernel as u64, "{tier}: {out}");
-    assert_ne!(value_after(&out, "@satp1"), 0, "{tier}: the MMU is on by now\n{out}");
+    assert_eq!(
+        value_after(&out, "@word0"),
+        image_word(0) as u64,
+        "{tier}: {out}"
+    );
+    assert_eq!(
+        value_after(&out, "@sk"),
+        start_kernel as u64,
+        "{tier}: {out}"
+    );
+    assert_ne!(
+        value_after(&out, "@satp1"),
+        0,
+        "{tier}: the MMU is on by now\n{out}"
+    );
     assert_eq!(
         value_after(&out, "@code"),
         image_word(start_kernel - KERNEL_VIRTUAL_BASE) as u64,
         "{tier}: memory read through the page tables\n{out}"
     );
     for reg in ["ra ", "sp ", "a1 ", "pc "] {
-        assert!(out.contains(reg), "{tier}: info registers lacks {reg}\n{out}");
+        assert!(
+            out.contains(reg),
+            "{tier}: info registers lacks {reg}\n{out}"
+        );
     }
     assert!(
         out.contains("Hardware access (read/write) watchpoint 3"),
@@ -486,16 +532,34 @@ fn max_insns_is_exact_in_every_tier() {
     for tier in TIERS {
         for n in [1u64, 127, 1_000_003] {
             let mut run = Command::new(rv32vm());
-            run.args(["run", "--stats", "--tier", tier, "--max-insns", &n.to_string()])
-                .arg(&program)
-                .arg("spin");
+            run.args([
+                "run",
+                "--stats",
+                "--tier",
+                tier,
+                "--max-insns",
+                &n.to_string(),
+            ])
+            .arg(&program)
+            .arg("spin");
             let outcome = run_with_timeout(&mut run, Duration::from_secs(120)).expect("run");
-            assert_eq!(outcome.status.and_then(|s| s.code()), Some(124), "{tier} {n}");
+            assert_eq!(
+                outcome.status.and_then(|s| s.code()),
+                Some(124),
+                "{tier} {n}"
+            );
             assert_eq!(retired(&outcome.stderr), n, "{tier}: --max-insns {n}");
         }
         let n = 3_000_017u64;
         let mut boot = Command::new(rv32vm());
-        boot.args(["boot", "--stats", "--tier", tier, "--max-insns", &n.to_string()]);
+        boot.args([
+            "boot",
+            "--stats",
+            "--tier",
+            tier,
+            "--max-insns",
+            &n.to_string(),
+        ]);
         let outcome = run_with_timeout(&mut boot, Duration::from_secs(300)).expect("boot");
         assert_eq!(
             outcome.status.and_then(|s| s.code()),

@@ -354,8 +354,13 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
         .map(crate::gdb::GdbServer::listen)
         .transpose()?;
     let mut engine = Engine::new(opts.engine.clone());
-    let (machine, stop) =
-        crate::gdb::run(gdb.as_mut(), &mut engine, &mut hart, machine, opts.max_insns);
+    let (machine, stop) = crate::gdb::run(
+        gdb.as_mut(),
+        &mut engine,
+        &mut hart,
+        machine,
+        opts.max_insns,
+    );
     if opts.stats {
         crate::report_stats(&engine, &hart);
     }

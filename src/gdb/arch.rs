@@ -192,7 +192,10 @@ pub fn read(hart: &mut Hart, reg: Register) -> Option<Vec<u8>> {
 /// Write register `reg` from gdb's little-endian bytes; false if it does not exist or the value
 /// does not fit it.
 pub fn write(hart: &mut Hart, reg: Register, bytes: &[u8]) -> bool {
-    let word = |b: &[u8]| b.get(..4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    let word = |b: &[u8]| {
+        b.get(..4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    };
     match reg {
         Register::X(n) => match word(bytes) {
             Some(v) => hart.set_reg(n, v),
@@ -287,8 +290,15 @@ mod tests {
         assert!(write(&mut hart, Register::X(0), &7u32.to_le_bytes()));
         assert_eq!(hart.x[0], 0, "x0 stays zero");
         assert!(write(&mut hart, Register::F(3), &1.5f64.to_le_bytes()));
-        assert_eq!(read(&mut hart, Register::F(3)), Some(1.5f64.to_le_bytes().to_vec()));
-        assert!(write(&mut hart, Register::Csr(csr::MSCRATCH), &0x1234u32.to_le_bytes()));
+        assert_eq!(
+            read(&mut hart, Register::F(3)),
+            Some(1.5f64.to_le_bytes().to_vec())
+        );
+        assert!(write(
+            &mut hart,
+            Register::Csr(csr::MSCRATCH),
+            &0x1234u32.to_le_bytes()
+        ));
         hart.prv = Priv::User;
         assert_eq!(
             read(&mut hart, Register::Csr(csr::MSCRATCH)),
@@ -299,7 +309,11 @@ mod tests {
         assert!(write(&mut hart, Register::Priv, &1u32.to_le_bytes()));
         assert_eq!(hart.prv, Priv::Supervisor);
         assert!(!write(&mut hart, Register::Priv, &2u32.to_le_bytes()));
-        assert!(!write(&mut hart, Register::Csr(csr::MHARTID), &1u32.to_le_bytes()));
+        assert!(!write(
+            &mut hart,
+            Register::Csr(csr::MHARTID),
+            &1u32.to_le_bytes()
+        ));
         assert_eq!(read(&mut hart, Register::Csr(0x7ff)), None);
     }
 

@@ -103,11 +103,10 @@ impl GdbServer {
                 source,
             })?
             .collect();
-        let listener =
-            TcpListener::bind(&addresses[..]).map_err(|source| GdbError::Listen {
-                address: format!("{host}:{port}"),
-                source,
-            })?;
+        let listener = TcpListener::bind(&addresses[..]).map_err(|source| GdbError::Listen {
+            address: format!("{host}:{port}"),
+            source,
+        })?;
         let address = listener.local_addr().map_err(|source| GdbError::Listen {
             address: format!("{host}:{port}"),
             source,

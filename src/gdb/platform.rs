@@ -215,7 +215,13 @@ impl<P: Platform> Platform for Debugged<P> {
         Ok(target)
     }
 
-    fn watch_access(&mut self, hart: &Hart, va: u32, size: u32, access: Access) -> Result<(), Trap> {
+    fn watch_access(
+        &mut self,
+        hart: &Hart,
+        va: u32,
+        size: u32,
+        access: Access,
+    ) -> Result<(), Trap> {
         self.inner.watch_access(hart, va, size, access)?;
         if self.watch_suspended {
             return Ok(());

@@ -168,7 +168,11 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
 
     /// Run interpreted with breakpoints and watchpoints: one instruction (`stepping`), or until
     /// something stops it.
-    fn run_debugged(&mut self, stepping: bool, watch_suspended: bool) -> (Stop, Option<DebugEvent>) {
+    fn run_debugged(
+        &mut self,
+        stepping: bool,
+        watch_suspended: bool,
+    ) -> (Stop, Option<DebugEvent>) {
         let resumed_by_gdb = self.resumed_by_gdb.take();
         if self.code_split_at.as_ref() != Some(&self.breakpoints) {
             self.engine.flush_code(self.hart);
@@ -479,7 +483,12 @@ impl<P: Platform + 'static> HwBreakpoint for Session<'_, P> {
 }
 
 impl<P: Platform + 'static> HwWatchpoint for Session<'_, P> {
-    fn add_hw_watchpoint(&mut self, addr: u32, len: u32, kind: WatchKind) -> TargetResult<bool, Self> {
+    fn add_hw_watchpoint(
+        &mut self,
+        addr: u32,
+        len: u32,
+        kind: WatchKind,
+    ) -> TargetResult<bool, Self> {
         self.watchpoints.push(Watchpoint { addr, len, kind });
         Ok(true)
     }

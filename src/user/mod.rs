@@ -132,8 +132,13 @@ pub fn run(opts: UserOptions) -> Result<i32, UserError> {
         .map(crate::gdb::GdbServer::listen)
         .transpose()?;
     let mut engine = Engine::new(opts.engine);
-    let (_process, stop) =
-        crate::gdb::run(gdb.as_mut(), &mut engine, &mut hart, process, opts.max_insns);
+    let (_process, stop) = crate::gdb::run(
+        gdb.as_mut(),
+        &mut engine,
+        &mut hart,
+        process,
+        opts.max_insns,
+    );
     if opts.stats {
         crate::report_stats(&engine, &hart);
     }
