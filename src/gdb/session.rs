@@ -300,7 +300,11 @@ impl<'a, P: Platform + 'static> BlockingEventLoop for EventLoop<'a, P> {
             target.watcher.arm();
             let outcome = target.run_until_event();
             if std::process::id() != target.pid {
-                // A user-mode guest forked: the child must leave gdb to its parent.
+                // A user-mode guest forked: the child must leave gdb to its parent (and keep
+                // a final stop of its own, such as its exit).
+                if let Outcome::Over(stop) = outcome {
+                    target.finished = Some(stop);
+                }
                 return Err(run_blocking::WaitForStopReasonError::Target(
                     "a forked guest process leaves gdb to its parent",
                 ));
