@@ -391,6 +391,83 @@ fn user_mode_under_gdb_in_every_tier() {
     }
 }
 
+/// tests/bare/vm_demand.S (M-mode sets up Sv32, an S-mode kernel demand-pages a U-mode
+/// program), built once.
+fn bare_program() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            common::require_tool(
+                "riscv64-linux-gnu-gcc",
+                "--version",
+                "gcc-riscv64-linux-gnu",
+            );
+            let root = repo_root();
+            let out = root.join("target/gdb-guest/vm_demand.elf");
+            std::fs::create_dir_all(out.parent().unwrap()).expect("create target/gdb-guest");
+            let status = Command::new("riscv64-linux-gnu-gcc")
+                .args(["-march=rv32gc_zicsr_zifencei", "-mabi=ilp32", "-nostdlib"])
+                .args(["-nostartfiles", "-static", "-fno-pic", "-no-pie"])
+                .args(["-Wl,--build-id=none", "-Wl,--no-warn-rwx-segments", "-I"])
+                .arg(root.join("tests/bare/include"))
+                .arg("-T")
+                .arg(root.join("tests/isa/link.ld"))
+                .arg(root.join("tests/bare/vm_demand.S"))
+                .arg("-o")
+                .arg(&out)
+                .status()
+                .expect("run riscv64-linux-gnu-gcc");
+            assert!(status.success(), "building vm_demand.S");
+            out
+        })
+        .clone()
+}
+
+/// `run --bare` under gdb: a breakpoint on a U-mode page that is not mapped yet is met once the
+/// guest kernel mapped it (the fetch comes first); memory through the guest's page tables.
+#[test]
+fn bare_metal_under_gdb_in_every_tier() {
+    require_gdb();
+    let program = bare_program();
+    for tier in TIERS {
+        let vm = Vm::start(
+            &["run", "--bare", "--tier", tier],
+            &[program.to_str().unwrap()],
+        );
+        let s = |a: &str| vec![a.to_string()];
+        let cmds = commands(&[
+            &show("start", "$pc"),
+            &s("info registers priv"),
+            &s("break *0x1000"),
+            &s("continue"),
+            &show("bp", "$pc"),
+            &s("info registers priv"),
+            &show("satp", "$satp"),
+            &show("code", "*(unsigned int *)0x1000"),
+            &s("stepi"),
+            &show("stepped", "$pc"),
+            &s("delete"),
+            &s("continue"),
+        ]);
+        let out = vm.gdb(Some(&program), &strs(&cmds));
+        assert_eq!(value_after(&out, "@start"), 0x8000_0000, "{tier}: {out}");
+        assert!(out.contains("prv:3 [Machine]"), "{tier}: {out}");
+        assert_eq!(value_after(&out, "@bp"), 0x1000, "{tier}: {out}");
+        assert!(out.contains("prv:0 [User/Application]"), "{tier}: {out}");
+        assert_ne!(value_after(&out, "@satp"), 0, "{tier}: {out}");
+        assert_ne!(
+            value_after(&out, "@code"),
+            0,
+            "{tier}: user code read through Sv32\n{out}"
+        );
+        let stepped = value_after(&out, "@stepped");
+        assert!(stepped == 0x1002 || stepped == 0x1004, "{tier}: {out}");
+        assert!(out.contains("exited normally"), "{tier}: {out}");
+        let (code, _, stderr) = vm.wait();
+        assert_eq!(code, Some(0), "{tier}: {stderr}");
+    }
+}
+
 /// `start_kernel`'s address, from the bundled guest's /proc/kallsyms (the image ships no
 /// vmlinux; kallsyms is the symbol table the kernel keeps).
 fn start_kernel_address() -> u32 {

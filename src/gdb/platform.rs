@@ -186,6 +186,19 @@ impl<P> Debugged<P> {
         }
     }
 
+    /// Whether the instruction at `hart.pc` can be fetched: a breakpoint stops the hart only
+    /// then (as on hardware, where the fetch comes first). Otherwise the fetch faults, the
+    /// guest's handler runs (maps the page, say) and the breakpoint is met on the way back.
+    fn can_fetch(&mut self, hart: &mut Hart) -> bool
+    where
+        P: Platform,
+    {
+        matches!(
+            self.inner.translate(hart, hart.pc, Access::Execute),
+            Ok(Target::Ram { .. })
+        )
+    }
+
     fn stop_for(&mut self, event: DebugEvent) -> Option<Stop> {
         self.event = Some(event);
         Some(Stop::Debug)
@@ -265,6 +278,7 @@ impl<P: Platform> Platform for Debugged<P> {
         }
         if self.breakpoints.contains(&hart.pc)
             && Some((hart.pc, hart.instret)) != self.ignore_breakpoint_at
+            && self.can_fetch(hart)
         {
             return self.stop_for(DebugEvent::Breakpoint);
         }
