@@ -2,7 +2,8 @@
 # Install what building and testing rv32vm needs on Debian (bookworm or later): LLVM 22 for tier 2
 # (llvm-22-dev, from bookworm-security; linked dynamically), the RISC-V cross compiler for ISA
 # tests, QEMU as the reference (qemu-riscv32, qemu-system-riscv32), libslirp (user-mode
-# networking for --net; its pkg-config file needs glib's), and zig (from PyPI) as the
+# networking for --net; its pkg-config file needs glib's), gdb-multiarch (the GDB stub's
+# tests), and zig (from PyPI) as the
 # riscv32-linux-musl C compiler for guest programs. Idempotent; safe to re-run.
 set -euo pipefail
 
@@ -11,7 +12,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 apt_packages=(gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu qemu-user qemu-system-misc
               python3-pip build-essential cmake bzip2 xz-utils dpkg-dev e2fsprogs tmux
-              llvm-22-dev libslirp-dev libglib2.0-dev pkg-config)
+              llvm-22-dev libslirp-dev libglib2.0-dev pkg-config gdb-multiarch)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,7 @@ pub mod bare;
 pub mod cpu;
 pub mod elf;
 pub mod exec;
+pub mod gdb;
 pub mod hostfile;
 pub mod isa;
 pub mod machine;

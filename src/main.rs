@@ -100,6 +100,32 @@ struct BootArgs {
     /// to FILE and exit with status 0. `rv32vm restore FILE` resumes it.
     #[arg(long, value_name = "FILE", requires = "expect")]
     save: Option<PathBuf>,
+    /// Stop after exactly this many instructions (exit status 124).
+    #[arg(long, value_name = "N")]
+    max_insns: Option<u64>,
+    #[command(flatten)]
+    gdb: GdbArgs,
+}
+
+/// The GDB stub's options, shared by every command that runs a guest.
+#[derive(Args)]
+struct GdbArgs {
+    /// Serve gdb's remote protocol on TCP [HOST:]PORT (host 127.0.0.1 unless given); gdb
+    /// attaches with `target remote HOST:PORT` at any time.
+    #[arg(long, value_name = "[HOST:]PORT")]
+    gdb: Option<String>,
+    /// With --gdb: stop before the first instruction until gdb attaches and continues.
+    #[arg(long, requires = "gdb")]
+    gdb_wait: bool,
+}
+
+impl GdbArgs {
+    fn options(&self) -> Option<rv32vm::gdb::GdbOptions> {
+        self.gdb.as_ref().map(|address| rv32vm::gdb::GdbOptions {
+            address: address.clone(),
+            wait: self.gdb_wait,
+        })
+    }
 }
 
 #[derive(Args)]
@@ -132,6 +158,11 @@ struct RestoreArgs {
     /// Save again when the last --expect (without --send) appears, then exit 0.
     #[arg(long, value_name = "FILE", requires = "expect")]
     save: Option<PathBuf>,
+    /// Stop after exactly this many instructions (exit status 124).
+    #[arg(long, value_name = "N")]
+    max_insns: Option<u64>,
+    #[command(flatten)]
+    gdb: GdbArgs,
 }
 
 fn restore(args: RestoreArgs) -> Result<i32, Box<dyn std::error::Error>> {
@@ -144,6 +175,8 @@ fn restore(args: RestoreArgs) -> Result<i32, Box<dyn std::error::Error>> {
         console_log: args.console_log,
         disks: args.disk,
         save: args.save,
+        max_insns: args.max_insns,
+        gdb: args.gdb.options(),
     };
     Ok(rv32vm::machine::restore::run(&opts)?)
 }
@@ -294,6 +327,8 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         shares: args.share,
         net: args.net,
         save: args.save,
+        max_insns: args.max_insns,
+        gdb: args.gdb.options(),
     };
     Ok(rv32vm::machine::boot::run(&opts)?)
 }
@@ -306,7 +341,7 @@ struct RunArgs {
     /// With --bare: write the words between begin_signature and end_signature to FILE.
     #[arg(long, value_name = "FILE", requires = "bare")]
     signature: Option<PathBuf>,
-    /// Stop after this many instructions (exit status 124).
+    /// Stop after exactly this many instructions (exit status 124).
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// Let misaligned loads and stores go to the host directly instead of trapping.
@@ -317,6 +352,8 @@ struct RunArgs {
     /// Print engine statistics to stderr at exit.
     #[arg(long)]
     stats: bool,
+    #[command(flatten)]
+    gdb: GdbArgs,
     /// The ELF program.
     program: PathBuf,
     /// Arguments passed to the program.
@@ -411,6 +448,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             engine,
             allow_misaligned: args.allow_misaligned,
             stats: args.stats,
+            gdb: args.gdb.options(),
         };
         return Ok(rv32vm::bare::run(&opts)?);
     }
@@ -421,6 +459,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         engine,
         max_insns: args.max_insns,
         stats: args.stats,
+        gdb: args.gdb.options(),
     };
     Ok(rv32vm::user::run(opts)?)
 }

@@ -96,6 +96,9 @@ pub enum BareError {
         base: u32,
         limit: u64,
     },
+    /// The GDB stub cannot start (`--gdb`).
+    #[error(transparent)]
+    Gdb(#[from] crate::gdb::GdbError),
     /// The signature file could not be written.
     #[error("cannot write signature {path}: {source}")]
     Signature {
@@ -153,6 +156,8 @@ pub struct BareOptions {
     pub engine: EngineConfig,
     pub allow_misaligned: bool,
     pub stats: bool,
+    /// Serve gdb (`--gdb`).
+    pub gdb: Option<crate::gdb::GdbOptions>,
 }
 
 /// The bare-metal platform: RAM, HTIF, and trap delivery to the program's handlers.
@@ -288,6 +293,14 @@ impl Platform for BareMachine {
         self.allow_misaligned
     }
 
+    fn debug_read(&mut self, hart: &Hart, va: u32, buf: &mut [u8]) -> usize {
+        self.ram.debug_read(hart, va, buf)
+    }
+
+    fn debug_write(&mut self, hart: &Hart, va: u32, data: &[u8]) -> usize {
+        self.ram.debug_write(hart, va, data)
+    }
+
     /// Nothing but the hart writes RAM here (the HTIF page holds no code).
     fn note_external_writes(&mut self, _hart: &mut Hart) -> bool {
         true
@@ -324,7 +337,7 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
             });
         }
     }
-    let mut machine = BareMachine {
+    let machine = BareMachine {
         ram,
         tohost,
         tohost_written: false,
@@ -335,8 +348,19 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     };
     let mut hart = Hart::new();
     hart.pc = elf.entry;
+    let mut gdb = opts
+        .gdb
+        .as_ref()
+        .map(crate::gdb::GdbServer::listen)
+        .transpose()?;
     let mut engine = Engine::new(opts.engine.clone());
-    let stop = engine.run(&mut hart, &mut machine, opts.max_insns);
+    let (machine, stop) = crate::gdb::run(
+        gdb.as_mut(),
+        &mut engine,
+        &mut hart,
+        machine,
+        opts.max_insns,
+    );
     if opts.stats {
         crate::report_stats(&engine, &hart);
     }
@@ -357,7 +381,8 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
             eprintln!("rv32vm: {}: the program requested a reset", path.display());
             1
         }
-        Stop::Stats | Stop::Pause => 1, // bare metal has no console escapes
+        // Bare metal has no console escapes; the debugger consumes its own stops.
+        Stop::Stats | Stop::Pause | Stop::Debug => 1,
         Stop::InsnLimit => {
             eprintln!(
                 "rv32vm: {}: instruction limit reached at pc {:#010x} without a result",

@@ -153,6 +153,31 @@ impl Hart {
     }
 }
 
+/// Page tables seen by a debugger: reads go through, A/D updates are dropped.
+struct WithoutWriteBack<'a, M>(&'a mut M);
+
+impl<M: PageTableMemory> PageTableMemory for WithoutWriteBack<'_, M> {
+    fn read_pte(&mut self, pa: u64) -> Option<u32> {
+        self.0.read_pte(pa)
+    }
+    fn write_pte(&mut self, _pa: u64, _pte: u32) -> bool {
+        true
+    }
+}
+
+impl Hart {
+    /// The physical address a debugger sees at `va`: the current translation as a load (or,
+    /// for an execute-only page, a fetch) would make it, without updating A/D bits or the TLB
+    /// and without raising anything. `None` when no such access could succeed.
+    pub fn translate_for_debugger<M: PageTableMemory>(&self, mem: &mut M, va: u32) -> Option<u64> {
+        let mut mem = WithoutWriteBack(mem);
+        self.translate(&mut mem, va, Access::Read)
+            .or_else(|_| self.translate(&mut mem, va, Access::Execute))
+            .ok()
+            .map(|t| t.pa)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,14 +64,17 @@ fn parcel(host: usize) -> u16 {
     unsafe { std::ptr::read_unaligned(host as *const u16) }
 }
 
-/// Decode the block starting at `pc`, whose first byte is at host address `host`.
+/// Decode the block starting at `pc`, whose first byte is at host address `host`, of at most
+/// `max_insns` instructions (at most [`MAX_BLOCK_INSNS`]).
 pub fn build<P: Platform>(
     hart: &mut Hart,
     plat: &mut P,
     pc: u32,
     host: usize,
     opts: super::ir::IrOptions,
+    max_insns: usize,
 ) -> Result<Block, Trap> {
+    let max_insns = max_insns.clamp(1, MAX_BLOCK_INSNS);
     let mut insns = Vec::with_capacity(16);
     let to_page_end = 0x1000 - (pc & PAGE_MASK);
     let mut off: u32 = 0;
@@ -96,7 +99,11 @@ pub fn build<P: Platform>(
         let insn = decode(bits);
         insns.push(insn);
         off += len as u32;
-        if insn.ends_block() || insns.len() >= MAX_BLOCK_INSNS || off >= to_page_end {
+        if insn.ends_block()
+            || insns.len() >= max_insns
+            || off >= to_page_end
+            || plat.ends_block_before(pc.wrapping_add(off))
+        {
             break;
         }
     }

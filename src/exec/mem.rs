@@ -124,7 +124,9 @@ fn load_slow<T: MemValue, P: Platform>(hart: &mut Hart, plat: &mut P, va: u32) -
         }
         return Ok(T::from_u64(v));
     }
-    match translate(hart, plat, va, Access::Read)? {
+    let target = translate(hart, plat, va, Access::Read)?;
+    plat.watch_access(hart, va, T::SIZE, Access::Read)?;
+    match target {
         // SAFETY: the platform returned a host pointer to guest RAM valid for this access.
         Target::Ram { host, .. } => Ok(unsafe { std::ptr::read_unaligned(host as *const T) }),
         Target::Mmio { paddr } => plat.mmio_read(hart, paddr, T::SIZE).map(T::from_u64),
@@ -153,7 +155,9 @@ fn store_slow<T: MemValue, P: Platform>(
         }
         return Ok(());
     }
-    match translate(hart, plat, va, Access::Write)? {
+    let target = translate(hart, plat, va, Access::Write)?;
+    plat.watch_access(hart, va, T::SIZE, Access::Write)?;
+    match target {
         Target::Ram { host, .. } => {
             // SAFETY: the platform returned a host pointer to writable guest RAM.
             unsafe { std::ptr::write_unaligned(host as *mut T, value) };
@@ -182,6 +186,8 @@ pub fn amo<P: Platform>(
             // An AMO needs both permissions; a failing read permission is a store/AMO fault.
             let read = translate(hart, plat, va, Access::Read).map_err(as_store_fault)?;
             let write = translate(hart, plat, va, Access::Write)?;
+            plat.watch_access(hart, va, 4, Access::Read)?;
+            plat.watch_access(hart, va, 4, Access::Write)?;
             match (read, write) {
                 (Target::Ram { .. }, Target::Ram { host, .. }) => (host as usize, true),
                 (_, Target::Mmio { paddr }) | (Target::Mmio { paddr }, _) => {

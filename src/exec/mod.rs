@@ -177,6 +177,8 @@ pub struct Engine {
     /// The tier-2 compiler and its regions.
     #[cfg(tier2)]
     t2: t2::Tier2,
+    /// Blocks are built one instruction long (see [`Engine::set_one_insn_blocks`]).
+    one_insn_blocks: bool,
 }
 
 impl Engine {
@@ -197,6 +199,7 @@ impl Engine {
             built_for: None,
             epoch: 0,
             interp: interp::Code::default(),
+            one_insn_blocks: false,
         }
     }
 
@@ -208,6 +211,16 @@ impl Engine {
     /// The current code epoch (see [`Engine::flush_code`]).
     pub fn epoch(&self) -> u64 {
         self.epoch
+    }
+
+    /// Build every block from now on one instruction long (`on`), or as long as blocks go:
+    /// the run loop's checks (instruction limit, `between_blocks`) then come after every
+    /// instruction, in every tier. Decoded code built the other way is dropped.
+    pub fn set_one_insn_blocks(&mut self, hart: &mut Hart, on: bool) {
+        if self.one_insn_blocks != on {
+            self.one_insn_blocks = on;
+            self.flush_code(hart);
+        }
     }
 
     /// Drop every decoded block and all compiled code (code may have changed), and start a
@@ -287,7 +300,12 @@ impl Engine {
         pc: u32,
         host: usize,
     ) -> Result<u32, Trap> {
-        let b = block::build(hart, plat, pc, host, self.config.ir)?;
+        let max_insns = if self.one_insn_blocks {
+            1
+        } else {
+            block::MAX_BLOCK_INSNS
+        };
+        let b = block::build(hart, plat, pc, host, self.config.ir, max_insns)?;
         for insn in b.insns.iter() {
             self.stats.fused_units[insn.fusion as usize % FUSION_KINDS] += 1;
         }
@@ -640,12 +658,49 @@ impl Engine {
         }
     }
 
-    /// Run `hart` on `plat` until the platform stops it or `max_insns` more instructions retire.
+    /// Run `hart` on `plat` until the platform stops it or exactly `max_insns` more
+    /// instructions retired ([`Stop::InsnLimit`]), in every tier.
+    ///
+    /// Blocks and compiled code check the limit only when they enter a block, so a run with
+    /// blocks may retire up to a block past it: the run goes with blocks until at most
+    /// [`block::MAX_BLOCK_INSNS`] instructions are left, then with one-instruction blocks.
     pub fn run<P: Platform + 'static>(
         &mut self,
         hart: &mut Hart,
         plat: &mut P,
         max_insns: Option<u64>,
+    ) -> Stop {
+        let Some(n) = max_insns else {
+            return self.run_blocks(hart, plat, u64::MAX);
+        };
+        let limit = hart.instret.saturating_add(n);
+        let bulk = limit.saturating_sub(block::MAX_BLOCK_INSNS as u64);
+        if hart.instret < bulk {
+            let single = self.one_insn_blocks;
+            self.set_one_insn_blocks(hart, false);
+            let stop = self.run_blocks(hart, plat, bulk);
+            self.set_one_insn_blocks(hart, single);
+            if stop != Stop::InsnLimit {
+                return stop;
+            }
+        }
+        if hart.instret >= limit {
+            return Stop::InsnLimit;
+        }
+        let single = self.one_insn_blocks;
+        self.set_one_insn_blocks(hart, true);
+        let stop = self.run_blocks(hart, plat, limit);
+        self.set_one_insn_blocks(hart, single);
+        stop
+    }
+
+    /// Run `hart` on `plat` until the platform stops it or, at a block entry, `hart.instret`
+    /// has reached `limit`.
+    fn run_blocks<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        limit: u64,
     ) -> Stop {
         // Interpreter slots hold handlers instantiated for one platform type: never run them
         // with another.
@@ -657,14 +712,13 @@ impl Engine {
             self.built_for = Some(platform);
         }
         let started = Instant::now();
-        let limit = max_insns.map_or(u64::MAX, |n| hart.instret.saturating_add(n));
         let mut blocks_run: u64 = 0;
         let mut ctx = RunCtx {
             state: RunState {
                 jump_cache: self.jump_cache.as_ptr(),
                 limit,
                 budget: 0,
-                chain_budget: if self.policy.compiling() {
+                chain_budget: if self.policy.compiling() && P::MAY_COMPILE {
                     0
                 } else {
                     interp::CHAIN_BUDGET
@@ -696,7 +750,7 @@ impl Engine {
             self.install_finished::<P>();
             // SAFETY: as above.
             let plat = unsafe { &mut *ctx.plat };
-            let exit = match self.block_at(hart, plat, true) {
+            let exit = match self.block_at(hart, plat, P::MAY_COMPILE) {
                 Ok(found) if found.region != 0 && found.code == 0 => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
                     // SAFETY: the region is installed for `hart.pc` in the current epoch and

@@ -33,6 +33,9 @@ pub enum Stop {
     /// The guest died (fatal signal in user mode, unhandled trap, ...). The message says why;
     /// the status is what the process should exit with.
     Fatal { status: i32, message: String },
+    /// A debugger wants the hart (breakpoint, watchpoint, finished step, pause request): only
+    /// platforms that wrap another for a debugger (`crate::gdb`) produce it, and they consume it.
+    Debug,
 }
 
 /// How to go on after the platform handled a trap.
@@ -101,5 +104,47 @@ pub trait Platform {
     /// addresses without reading the TLB entry's addend. The TLB tag check stays.
     fn flat_host_base(&self) -> Option<usize> {
         None
+    }
+
+    /// Whether blocks may run as compiled code (tier 1, tier 2). A platform that must see every
+    /// block entry and every memory access (a debugger's) says no: the engine then interprets.
+    const MAY_COMPILE: bool = true;
+
+    /// Whether the block builder must end a block before the instruction at `pc`, so that `pc`
+    /// is a block entry, where [`Platform::between_blocks`] runs (a debugger's breakpoint, or
+    /// every pc for single-instruction blocks). Decoded blocks are cached: a platform whose
+    /// answer changes must have the engine's code flushed.
+    #[inline(always)]
+    fn ends_block_before(&self, _pc: u32) -> bool {
+        false
+    }
+
+    /// A load (`Access::Read`) or store (`Access::Write`; both for an AMO) of `size` bytes at
+    /// virtual address `va` that the slow path of the memory access is about to make (a TLB
+    /// hit never gets here). An error stops the instruction before it has any effect, as a
+    /// trap would (a debugger's watchpoint).
+    #[inline(always)]
+    fn watch_access(
+        &mut self,
+        _hart: &Hart,
+        _va: u32,
+        _size: u32,
+        _access: Access,
+    ) -> Result<(), Trap> {
+        Ok(())
+    }
+
+    /// A debugger reads guest memory at virtual address `va` through the hart's current
+    /// translation: copy what is there into `buf` with no side effect on the guest (no A/D
+    /// update, no device access, no trap) and return how many bytes were copied (the copy
+    /// stops at the first byte that is not readable RAM).
+    fn debug_read(&mut self, _hart: &Hart, _va: u32, _buf: &mut [u8]) -> usize {
+        0
+    }
+
+    /// A debugger writes guest memory at virtual address `va`, like [`Platform::debug_read`];
+    /// returns how many bytes were written. The caller drops decoded code afterwards.
+    fn debug_write(&mut self, _hart: &Hart, _va: u32, _data: &[u8]) -> usize {
+        0
     }
 }

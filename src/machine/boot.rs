@@ -64,6 +64,10 @@ pub struct BootOptions {
     /// `--save`: write the machine to this file when the script's last `--expect` appears,
     /// then exit.
     pub save: Option<PathBuf>,
+    /// `--max-insns`: stop after exactly this many instructions (status 124), reboots included.
+    pub max_insns: Option<u64>,
+    /// `--gdb`: serve gdb.
+    pub gdb: Option<crate::gdb::GdbOptions>,
 }
 
 impl BootOptions {
@@ -143,6 +147,9 @@ pub enum BootError {
     /// `--append` is longer than a RISC-V Linux kernel keeps.
     #[error("--append is {len} bytes; a RISC-V Linux kernel keeps at most {max} (COMMAND_LINE_SIZE 1024 including the terminating NUL) and would silently cut the rest")]
     CommandLineTooLong { len: usize, max: usize },
+    /// The GDB stub cannot start (`--gdb`).
+    #[error(transparent)]
+    Gdb(#[from] crate::gdb::GdbError),
 }
 
 /// Read the kernel: an Image must fit in RAM; an ELF file may be larger (symbols, debug
@@ -219,6 +226,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             .collect::<Result<Vec<_>, _>>()?,
         net: opts.net.clone().map(VirtioNet::new).transpose()?,
     };
+    let mut gdb = opts
+        .gdb
+        .as_ref()
+        .map(crate::gdb::GdbServer::listen)
+        .transpose()?;
     // Every input is read and every disk locked: only now may output files be touched.
     let outputs = open_outputs(opts)?;
     if let Some((mut file, path)) = outputs.dump_dtb {
@@ -246,13 +258,19 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
             engine.flush_code(&mut hart);
         }
-        let stop = connections.run(
+        let max_insns = opts.max_insns;
+        let (back, stop) = connections.run(
             &mut engine,
             &mut hart,
-            &mut system,
+            system,
             retired_before_reset,
-            |engine, hart, system| engine.run(hart, system, None),
+            |engine, hart, system| {
+                let retired = retired_before_reset.wrapping_add(hart.instret);
+                let remaining = max_insns.map(|n| n.saturating_sub(retired));
+                crate::gdb::run(gdb.as_mut(), engine, hart, system, remaining)
+            },
         );
+        let mut system = back;
         system.flush_console();
         // Whatever ended the run (poweroff, Ctrl-A x, a signal, a timeout), data the guest
         // wrote reaches the disk files first.
@@ -272,7 +290,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 continue;
             }
             Stop::Exit(code) => break (connections.console.exit_status(code), hart),
-            Stop::InsnLimit | Stop::Stats | Stop::Pause => break (Ok(124), hart),
+            Stop::InsnLimit | Stop::Stats | Stop::Pause | Stop::Debug => break (Ok(124), hart),
             Stop::Fatal { status, message } => break (Err((status, message)), hart),
         }
     };

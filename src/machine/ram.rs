@@ -1,6 +1,8 @@
 //! Guest RAM: one anonymous host mapping at a guest physical base. CPU loads and stores reach it
 //! through host pointers handed to the TLB; loaders and firmware use the checked accessors.
 
+use crate::cpu::Hart;
+
 /// Guest RAM at physical `[base, base + size)`.
 pub struct GuestRam {
     ptr: *mut u8,
@@ -86,6 +88,52 @@ impl GuestRam {
     pub fn read_u32(&self, pa: u64) -> Option<u32> {
         let b = self.bytes(pa, 4)?;
         Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+impl GuestRam {
+    /// A debugger's read at virtual address `va` through `hart`'s current translation (no
+    /// A/D update, no device access): copies into `buf` up to the first byte that is not
+    /// RAM; returns the bytes copied.
+    pub fn debug_read(&mut self, hart: &Hart, va: u32, buf: &mut [u8]) -> usize {
+        self.debug_copy(hart, va, buf.len(), |host, at, n| {
+            // SAFETY: `host` points at `n` bytes of this mapping (checked by `host`), and
+            // `buf[at..at + n]` is in bounds (`debug_copy` splits `buf.len()`).
+            unsafe { std::ptr::copy_nonoverlapping(host, buf[at..].as_mut_ptr(), n) }
+        })
+    }
+
+    /// A debugger's write at virtual address `va`, like [`GuestRam::debug_read`].
+    pub fn debug_write(&mut self, hart: &Hart, va: u32, data: &[u8]) -> usize {
+        self.debug_copy(hart, va, data.len(), |host, at, n| {
+            // SAFETY: as in `debug_read`, in the other direction.
+            unsafe { std::ptr::copy_nonoverlapping(data[at..].as_ptr(), host, n) }
+        })
+    }
+
+    /// Walk `[va, va + len)` page by page through the debugger's translation, calling `copy`
+    /// with the host address, the offset into the range and the length of each piece.
+    fn debug_copy(
+        &mut self,
+        hart: &Hart,
+        va: u32,
+        len: usize,
+        mut copy: impl FnMut(*mut u8, usize, usize),
+    ) -> usize {
+        let mut done = 0;
+        while done < len {
+            let addr = va.wrapping_add(done as u32);
+            let in_page = (4096 - (addr & 0xfff) as usize).min(len - done);
+            let Some(pa) = hart.translate_for_debugger(self, addr) else {
+                break;
+            };
+            let Some(host) = self.host(pa, in_page as u64) else {
+                break;
+            };
+            copy(host, done, in_page);
+            done += in_page;
+        }
+        done
     }
 }
 

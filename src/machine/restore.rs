@@ -38,6 +38,10 @@ pub struct RestoreOptions {
     pub disks: Vec<PathBuf>,
     /// `--save`: save again when the script's last `--expect` appears, then exit.
     pub save: Option<PathBuf>,
+    /// `--max-insns`: stop after exactly this many instructions from the restore (status 124).
+    pub max_insns: Option<u64>,
+    /// `--gdb`: serve gdb.
+    pub gdb: Option<crate::gdb::GdbOptions>,
 }
 
 /// Why a snapshot could not be restored.
@@ -46,6 +50,9 @@ pub enum RestoreError {
     /// The file is unreadable, truncated, corrupt, foreign or of another version.
     #[error("{0}")]
     Snapshot(#[from] SnapshotError),
+    /// The GDB stub could not listen.
+    #[error("{0}")]
+    Gdb(#[from] crate::gdb::GdbError),
     /// More `--disk` than the snapshot has disks.
     #[error("--disk given {given} times, but the snapshot has {saved} disks")]
     TooManyDisks { given: usize, saved: usize },
@@ -243,13 +250,16 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     drop(snapshot);
 
     let mut engine = Engine::new(opts.engine.clone());
-    let stop = connections.run(
-        &mut engine,
-        &mut hart,
-        &mut system,
-        0,
-        |engine, hart, system| engine.run(hart, system, None),
-    );
+    let mut gdb = opts
+        .gdb
+        .as_ref()
+        .map(crate::gdb::GdbServer::listen)
+        .transpose()?;
+    let (mut system, stop) =
+        connections.run(&mut engine, &mut hart, system, 0, |engine, hart, system| {
+            let remaining = opts.max_insns.map(|n| n.saturating_sub(hart.instret));
+            crate::gdb::run(gdb.as_mut(), engine, hart, system, remaining)
+        });
     system.flush_console();
     // Data the guest wrote reaches the disk files, whatever ended the run.
     drop(system.take_disks());
@@ -260,7 +270,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
             tracing::warn!("the restored guest asked for a reboot: stopping instead");
             connections.console.exit_status(0)
         }
-        Stop::InsnLimit | Stop::Stats | Stop::Pause => Ok(124),
+        Stop::InsnLimit | Stop::Stats | Stop::Pause | Stop::Debug => Ok(124),
         Stop::Fatal { status, message } => Err((status, message)),
     };
     connections.restore_terminal();

@@ -76,18 +76,21 @@ impl Connections {
     /// the run goes on; a snapshot request saves the machine between blocks, then goes on
     /// (`Ctrl-A S`) or ends the run with status 0 (`--save`). `retired_before_reset` counts
     /// the instructions of earlier machines, for statistics. `run_once` runs the machine
-    /// until the engine stops (`Engine::run`, or a wrapper such as a debugger's).
+    /// until the engine stops (`Engine::run`, or a wrapper such as a debugger's, which owns
+    /// the machine while it runs); the machine comes back with the reason.
     pub fn run(
         &self,
         engine: &mut Engine,
         hart: &mut Hart,
-        system: &mut System,
+        mut system: System,
         retired_before_reset: u64,
-        mut run_once: impl FnMut(&mut Engine, &mut Hart, &mut System) -> Stop,
-    ) -> Stop {
+        mut run_once: impl FnMut(&mut Engine, &mut Hart, System) -> (System, Stop),
+    ) -> (System, Stop) {
         let newline = self.newline();
         loop {
-            match run_once(engine, hart, system) {
+            let (back, stop) = run_once(engine, hart, system);
+            system = back;
+            match stop {
                 Stop::Stats => {
                     system.flush_console();
                     hart.instret = hart.instret.wrapping_add(retired_before_reset);
@@ -102,7 +105,7 @@ impl Connections {
                             continue;
                         };
                         system.flush_console();
-                        return match snapshot::save(path, hart, system) {
+                        let stop = match snapshot::save(path, hart, &system) {
                             Ok(summary) => {
                                 report_saved(path, &summary, newline);
                                 Stop::Exit(0)
@@ -112,18 +115,19 @@ impl Connections {
                                 message: error.to_string(),
                             },
                         };
+                        return (system, stop);
                     }
                     Some(SaveRequest::Console) => {
                         system.flush_console();
                         let path = snapshot::console_snapshot_path();
-                        match snapshot::save(&path, hart, system) {
+                        match snapshot::save(&path, hart, &system) {
                             Ok(summary) => report_saved(&path, &summary, newline),
                             Err(error) => eprint!("{newline}rv32vm: {error}{newline}"),
                         }
                     }
                     None => {}
                 },
-                stop => return stop,
+                stop => return (system, stop),
             }
         }
     }

@@ -891,6 +891,14 @@ impl Platform for System {
         self.idle(hart);
     }
 
+    fn debug_read(&mut self, hart: &Hart, va: u32, buf: &mut [u8]) -> usize {
+        self.ram.debug_read(hart, va, buf)
+    }
+
+    fn debug_write(&mut self, hart: &Hart, va: u32, data: &[u8]) -> usize {
+        self.ram.debug_write(hart, va, data)
+    }
+
     fn note_external_writes(&mut self, hart: &mut Hart) -> bool {
         let ram_host = self.ram_host;
         virtio::take_dma_written_pages(&self.dma_view, |offset| {

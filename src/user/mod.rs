@@ -80,6 +80,8 @@ pub struct UserOptions {
     pub max_insns: Option<u64>,
     /// Print engine statistics to stderr at exit.
     pub stats: bool,
+    /// Serve gdb (`--gdb`).
+    pub gdb: Option<crate::gdb::GdbOptions>,
 }
 
 impl Default for UserOptions {
@@ -91,6 +93,7 @@ impl Default for UserOptions {
             engine: EngineConfig::default(),
             max_insns: None,
             stats: false,
+            gdb: None,
         }
     }
 }
@@ -113,6 +116,9 @@ pub enum UserError {
     /// The host refused to reserve the guest address space.
     #[error("cannot reserve the 4 GiB guest address space: {0}")]
     Reserve(std::io::Error),
+    /// The GDB stub cannot start (`--gdb`).
+    #[error(transparent)]
+    Gdb(#[from] crate::gdb::GdbError),
 }
 
 /// Run a user-mode program to completion; returns its exit status (128 + signal number when a
@@ -120,15 +126,27 @@ pub enum UserError {
 pub fn run(opts: UserOptions) -> Result<i32, UserError> {
     let (mut process, mut hart) = Process::new(&opts)?;
     process.signals.take_over_host_signals();
+    let mut gdb = opts
+        .gdb
+        .as_ref()
+        .map(crate::gdb::GdbServer::listen)
+        .transpose()?;
     let mut engine = Engine::new(opts.engine);
-    let stop = engine.run(&mut hart, &mut process, opts.max_insns);
+    let (_process, stop) = crate::gdb::run(
+        gdb.as_mut(),
+        &mut engine,
+        &mut hart,
+        process,
+        opts.max_insns,
+    );
     if opts.stats {
         crate::report_stats(&engine, &hart);
     }
     Ok(match stop {
         Stop::Exit(status) => status,
-        // Neither is produced in user mode (no reset syscall, no console escapes).
-        Stop::Reset | Stop::Stats | Stop::Pause => 1,
+        // None is produced in user mode (no reset syscall, no console escapes; the debugger
+        // consumes its own stops).
+        Stop::Reset | Stop::Stats | Stop::Pause | Stop::Debug => 1,
         Stop::InsnLimit => {
             eprintln!("rv32vm: instruction limit reached at pc {:#010x}", hart.pc);
             124
@@ -484,6 +502,14 @@ impl Platform for Process {
 
     fn allow_misaligned(&self) -> bool {
         self.allow_misaligned
+    }
+
+    fn debug_read(&mut self, _hart: &Hart, va: u32, buf: &mut [u8]) -> usize {
+        self.mem.read_forced(va, buf)
+    }
+
+    fn debug_write(&mut self, _hart: &Hart, va: u32, data: &[u8]) -> usize {
+        self.mem.write_forced(va, data)
     }
 
     fn flat_host_base(&self) -> Option<usize> {

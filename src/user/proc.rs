@@ -198,7 +198,7 @@ impl Process {
             match e {
                 UserError::ArgumentsTooLong => errno(libc::E2BIG),
                 UserError::Reserve(_) => errno(libc::ENOMEM),
-                UserError::Read(_) => errno(libc::EIO),
+                UserError::Read(_) | UserError::Gdb(_) => errno(libc::EIO),
                 UserError::Elf { .. } | UserError::Layout { .. } => errno(libc::ENOEXEC),
             }
         })?;
