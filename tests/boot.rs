@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const PROMPT: &str = "root@rv32vm:~# ";
-const STEP_TIMEOUT: Duration = Duration::from_secs(120);
+// Generous: under `--tier t2` every region goes through LLVM before it runs (a boot costs
+// about a minute of CPU).
+const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn images() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("images")
@@ -34,7 +36,7 @@ impl Console {
             .arg(images().join("Image"))
             .arg("--initrd")
             .arg(images().join("initramfs.cpio.gz"))
-            .args(["--timeout", "300"])
+            .args(["--timeout", "900"])
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

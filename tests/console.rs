@@ -36,13 +36,13 @@ fn guest_command_status_becomes_the_exit_status() {
         let log = scratch(&format!("status-{tier}.log"));
         let out = common::run_with_timeout(
             rv32vm()
-                .args(["--tier", tier, "--timeout", "120"])
+                .args(["--tier", tier, "--timeout", "400"])
                 .args(["--expect", PROMPT, "--send", "echo marker-$((6*7))"])
                 .args(["--expect", "re:marker-42\\r?\\n"])
                 .args(["--send", "sh -c 'exit 7'; vm-exit $?"])
                 .arg("--console-log")
                 .arg(&log),
-            Duration::from_secs(180),
+            Duration::from_secs(480),
         )
         .expect("run rv32vm");
         assert_eq!(

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const PROMPT: &str = "root@rv32vm:~# ";
-const LIMIT: Duration = Duration::from_secs(180);
+const LIMIT: Duration = Duration::from_secs(700);
 
 fn images() -> PathBuf {
     common::repo_root().join("images")
@@ -35,7 +35,7 @@ fn rv32vm(tier: &str) -> Command {
     c.arg("boot")
         .arg("--kernel")
         .arg(images().join("Image"))
-        .args(["--tier", tier, "--timeout", "150"]);
+        .args(["--tier", tier, "--timeout", "600"]);
     c
 }
 
