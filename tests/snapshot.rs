@@ -305,3 +305,28 @@ fn damaged_files_give_one_clear_error(good: &Path) {
         device.stderr
     );
 }
+
+/// A machine with host devices (`--share`, `--net`) cannot be saved: their state lives on the
+/// host. `--save` with either is refused before the guest starts, with a message that says
+/// why, and no file appears.
+#[test]
+fn saving_with_host_devices_is_refused_up_front() {
+    let dir = scratch_dir();
+    let file = dir.join("with-host-devices.snap");
+    let _ = std::fs::remove_file(&file);
+    for devices in [&["--share", "."][..], &["--net", "user"][..]] {
+        let out = run(rv32vm()
+            .args(["boot", "--timeout", "60"])
+            .args(devices)
+            .args(["--expect", PROMPT, "--save"])
+            .arg(&file));
+        assert_eq!(code(&out), Some(1), "{devices:?}: {}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("cannot save a machine with --share or --net"),
+            "{devices:?}: {}",
+            out.stderr
+        );
+        assert!(!file.exists(), "{devices:?}: a snapshot file was written");
+    }
+}
