@@ -98,6 +98,9 @@ pub struct RunState {
     /// inside it), and those that left the region (for statistics).
     pub indirect_in_region: u64,
     pub indirect_left_region: u64,
+    /// Instructions retired inside tier-2 regions, however they were entered (the run loop
+    /// or a tier-1 stub); each region adds its own count when it leaves.
+    pub t2_retired: u64,
 }
 
 /// What handlers share while blocks run: a [`RunState`] (first, so platform-independent

@@ -628,11 +628,9 @@ impl Engine {
         ctx: &mut RunCtx<P>,
         region: usize,
     ) -> BlockExit {
-        let before = hart.instret;
         // SAFETY: per this function's contract.
         let e = unsafe { t2::Tier2::enter(hart, ctx, region) };
         self.stats.t2_entries += 1;
-        self.stats.t2_insns += hart.instret.saturating_sub(before);
         block_exit(&ctx.state, Exit(e))
     }
 
@@ -731,6 +729,7 @@ impl Engine {
                 flat_base: plat.flat_host_base().unwrap_or(0),
                 indirect_in_region: 0,
                 indirect_left_region: 0,
+                t2_retired: 0,
             },
             plat: plat as *mut P,
         };
@@ -823,6 +822,7 @@ impl Engine {
         blocks_run += ctx.state.chained;
         self.stats.t2_indirect_in_region += ctx.state.indirect_in_region;
         self.stats.t2_indirect_left_region += ctx.state.indirect_left_region;
+        self.stats.t2_insns += ctx.state.t2_retired;
         self.stats.blocks_run += blocks_run;
         // Transitions through the dispatcher were counted with the chained ones.
         self.stats.t1_chained -= ctx.state.jit_dispatched.min(self.stats.t1_chained);

@@ -94,6 +94,7 @@ impl Layout {
     const STATE_FLAT_BASE: u64 = offset_of!(RunState, flat_base) as u64;
     const STATE_INDIRECT_IN: u64 = offset_of!(RunState, indirect_in_region) as u64;
     const STATE_INDIRECT_OUT: u64 = offset_of!(RunState, indirect_left_region) as u64;
+    const STATE_T2_RETIRED: u64 = offset_of!(RunState, t2_retired) as u64;
 }
 
 /// Building the IR failed (a bug in this file or an LLVM refusal, never guest-controlled).
@@ -160,6 +161,7 @@ pub fn build_region<'ctx>(
         budget: ptrt.const_null(),
         leave: ptrt.const_null(),
         limit: context.i64_type().const_zero(),
+        entry_instret: context.i64_type().const_zero(),
         flat_base: None,
         return_sites: plan.return_sites(),
         blocks: HashMap::new(),
@@ -218,6 +220,8 @@ struct Gen<'ctx, 'a> {
     leave: PointerValue<'ctx>,
     /// The run loop's instruction limit.
     limit: IntValue<'ctx>,
+    /// `hart.instret` when the region was entered.
+    entry_instret: IntValue<'ctx>,
     /// The flat guest-memory base, when the platform has one.
     flat_base: Option<IntValue<'ctx>>,
     /// Return sites of the region's calls that are region blocks (indirect-jump candidates).
@@ -277,6 +281,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_load(self.i64t, self.hart_field(Layout::INSTRET)?, "")?;
         self.b.build_store(self.instret, v)?;
+        self.entry_instret = v.into_int_value();
         self.leave = self.b.build_alloca(self.context.bool_type(), "leave")?;
         self.b
             .build_store(self.leave, self.context.bool_type().const_zero())?;
@@ -429,8 +434,28 @@ impl<'ctx> Gen<'ctx, '_> {
             self.hart_field(Layout::PC)?,
             pc.as_basic_value().into_int_value(),
         )?;
+        self.count_retired(instret)?;
         self.b
             .build_return(Some(&code.as_basic_value().into_int_value()))?;
+        Ok(())
+    }
+
+    /// Add the instructions retired since the region was entered (`instret` is the count
+    /// now) to the run state's tier-2 total (for `--stats`).
+    fn count_retired(&self, instret: IntValue<'ctx>) -> Result<()> {
+        let retired = self.b.build_int_sub(instret, self.entry_instret, "")?;
+        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
+        let ptr = unsafe {
+            self.b.build_gep(
+                self.context.i8_type(),
+                self.rctx,
+                &[self.c64(Layout::STATE_T2_RETIRED)],
+                "",
+            )?
+        };
+        let total = self.b.build_load(self.i64t, ptr, "")?.into_int_value();
+        let total = self.b.build_int_add(total, retired, "")?;
+        self.b.build_store(ptr, total)?;
         Ok(())
     }
 
@@ -648,6 +673,12 @@ impl<'ctx> Gen<'ctx, '_> {
                         self.c32(index as u32).into(),
                     ],
                 )?;
+                // The helper set `hart.instret` as the interpreter would.
+                let instret = self
+                    .b
+                    .build_load(self.i64t, self.hart_field(Layout::INSTRET)?, "")?
+                    .into_int_value();
+                self.count_retired(instret)?;
                 self.b.build_return(Some(&status))?;
                 Ok(())
             }
