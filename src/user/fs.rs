@@ -1070,12 +1070,20 @@ impl Process {
         host_result(unsafe { libc::fchdir(host) } as i64)
     }
 
-    /// ppoll_time64(fds, nfds, timeout, sigmask, sigsetsize): the signal mask is ignored (no
-    /// signal delivery).
-    pub(super) fn sys_ppoll(&mut self, fds: u32, nfds: u32, timeout: u32) -> SysResult {
+    /// ppoll_time64(fds, nfds, timeout, sigmask, sigsetsize): waits with `sigmask` (if given)
+    /// as the guest's mask; a signal for the guest interrupts it with EINTR.
+    pub(super) fn sys_ppoll(
+        &mut self,
+        fds: u32,
+        nfds: u32,
+        timeout: u32,
+        sigmask: u32,
+        sigsetsize: u32,
+    ) -> SysResult {
         if nfds > MAX_FDS {
             return Err(errno(libc::EINVAL));
         }
+        let wait_mask = self.wait_mask(sigmask, sigsetsize)?;
         let mut raw = vec![0u8; nfds as usize * 8];
         self.mem.read(fds, &mut raw)?;
         self.mem.check(fds, raw.len() as u64, perm::W)?;
@@ -1124,16 +1132,14 @@ impl Process {
             (Some(t), _) => t as *const libc::timespec,
             (None, _) => std::ptr::null(),
         };
-        // SAFETY: `host` holds nfds pollfds; the timeout is a valid timespec or NULL.
-        let r = unsafe {
-            libc::ppoll(
-                host.as_mut_ptr(),
-                host.len() as libc::nfds_t,
-                ts_ptr,
-                std::ptr::null(),
-            )
-        };
-        let n = host_result(r as i64)?;
+        let result = self.wait_for_signals(wait_mask, |mask| {
+            // SAFETY: `host` holds nfds pollfds; the timeout is a valid timespec or NULL.
+            unsafe { libc::ppoll(host.as_mut_ptr(), host.len() as libc::nfds_t, ts_ptr, mask) }
+        });
+        if sigmask != 0 {
+            self.keep_wait_mask_for_handler(wait_mask);
+        }
+        let n = result?;
         for (i, p) in raw.chunks_exact_mut(8).enumerate() {
             let revents = if invalid[i] {
                 libc::POLLNVAL

@@ -25,7 +25,7 @@ use crate::cpu::Hart;
 use crate::exec::platform::Stop;
 
 use super::mem::perm;
-use super::syscall::{errno, nr, SysError, SysResult};
+use super::syscall::{errno, host_result, nr, SysError, SysResult};
 use super::{Process, SIGRETURN_TRAMPOLINE};
 
 /// Signal numbers (asm-generic, the same on the host).
@@ -588,33 +588,76 @@ impl Process {
             return Err(errno(libc::EINVAL));
         }
         let temp = self.mem.read_u64(set)? & !UNBLOCKABLE;
-        // Block every host signal while checking, then wait atomically with the temporary
-        // mask (host side: the forwarded signals it blocks), so a signal arriving between the
-        // check and the wait cannot be missed.
+        while self.signals.next_deliverable(temp).is_none() {
+            // SAFETY: no descriptors and no timeout: ppoll only waits for a signal, with the
+            // mask `wait_for_signals` hands over.
+            let _ = self.wait_for_signals(temp, |mask| unsafe {
+                libc::ppoll(std::ptr::null_mut(), 0, std::ptr::null(), mask)
+            });
+        }
+        self.signals.saved_mask = Some(self.signals.mask);
+        self.signals.set_mask(temp);
+        Err(errno(libc::EINTR))
+    }
+
+    /// Run a host call that may block, such that a signal for the guest cannot be missed:
+    /// every host signal is blocked while the pending set is checked, and `wait` (ppoll or
+    /// the like) unblocks atomically, with the host mask it is given, exactly the forwarded
+    /// signals `mask` leaves open. A signal that is already deliverable under `mask` returns
+    /// EINTR without waiting. (Without this a host signal caught between the run loop's
+    /// last check and a plain blocking call would leave the guest waiting forever.)
+    pub(super) fn wait_for_signals(
+        &mut self,
+        mask: u64,
+        wait: impl FnOnce(&libc::sigset_t) -> libc::c_int,
+    ) -> SysResult {
         // SAFETY: sigset_t values are plain data initialised by sigfillset/pthread_sigmask/
-        // host_sigset; the calls only change this thread's signal mask.
+        // host_sigset; the calls only change this thread's signal mask, and the old mask is
+        // put back before returning.
         unsafe {
             let mut all: libc::sigset_t = std::mem::zeroed();
             let mut host_old: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut host_old);
-            let waiting = if self.signals.host_sync {
-                host_sigset(temp & FORWARDED)
+            self.signals.collect_host();
+            let result = if self.signals.next_deliverable(mask).is_some() {
+                Err(errno(libc::EINTR))
             } else {
-                host_old
+                let waiting = if self.signals.host_sync {
+                    host_sigset(mask & FORWARDED)
+                } else {
+                    host_old
+                };
+                host_result(wait(&waiting) as i64)
             };
-            loop {
-                self.signals.collect_host();
-                if self.signals.next_deliverable(temp).is_some() {
-                    break;
-                }
-                libc::sigsuspend(&waiting);
-            }
             libc::pthread_sigmask(libc::SIG_SETMASK, &host_old, std::ptr::null_mut());
+            result
         }
-        self.signals.saved_mask = Some(self.signals.mask);
-        self.signals.set_mask(temp);
-        Err(errno(libc::EINTR))
+    }
+
+    /// The mask a ppoll-style call waits with: its own (`sigmask`, if given) or the guest's.
+    pub(super) fn wait_mask(&self, sigmask: u32, size: u32) -> Result<u64, SysError> {
+        if sigmask == 0 {
+            return Ok(self.signals.mask);
+        }
+        if size != 8 {
+            return Err(errno(libc::EINVAL));
+        }
+        Ok(self.mem.read_u64(sigmask)? & !UNBLOCKABLE)
+    }
+
+    /// After a ppoll-style call that waited with a mask of its own returned: if a signal is
+    /// about to be delivered under that mask, its handler runs with it and the frame restores
+    /// the guest's mask (as the kernel does); otherwise nothing changes.
+    pub(super) fn keep_wait_mask_for_handler(&mut self, mask: u64) {
+        if mask == self.signals.mask {
+            return;
+        }
+        self.signals.collect_host();
+        if self.signals.next_deliverable(mask).is_some() {
+            self.signals.saved_mask = Some(self.signals.mask);
+            self.signals.set_mask(mask);
+        }
     }
 
     pub(super) fn sys_sigaltstack(&mut self, hart: &Hart, new: u32, old: u32) -> SysResult {

@@ -305,7 +305,7 @@ impl Process {
             GETCWD => self.sys_getcwd(a[0], a[1]),
             CHDIR => self.sys_chdir(a[0]),
             FCHDIR => self.sys_fchdir(a[0]),
-            PPOLL_TIME64 => self.sys_ppoll(a[0], a[1], a[2]),
+            PPOLL_TIME64 => self.sys_ppoll(a[0], a[1], a[2], a[3], a[4]),
             UMASK => {
                 // SAFETY: umask has no memory effects.
                 Ok(unsafe { libc::umask((a[0] & 0o777) as libc::mode_t) })
@@ -650,21 +650,51 @@ impl Process {
         Ok(0)
     }
 
+    /// A sleep is a ppoll with no descriptors, so a signal for the guest interrupts it (and
+    /// one caught just before it starts is not missed); on EINTR a relative sleep reports
+    /// the time left.
     fn sys_clock_nanosleep(&mut self, clock: u32, flags: u32, req: u32, rem: u32) -> SysResult {
         const TIMER_ABSTIME: u32 = 1;
         let t = read_timespec(&self.mem, req)?;
-        // SAFETY: all-zero is a valid timespec.
-        let mut left: libc::timespec = unsafe { std::mem::zeroed() };
-        // SAFETY: valid pointers; clock_nanosleep returns an error number instead of -1.
-        let e =
-            unsafe { libc::clock_nanosleep(clock as libc::clockid_t, flags as i32, &t, &mut left) };
-        if e != 0 {
-            if e == libc::EINTR && rem != 0 && flags & TIMER_ABSTIME == 0 {
+        let clock = clock as libc::clockid_t;
+        let now = |clock| {
+            // SAFETY: all-zero is a valid timespec; clock_gettime only writes it.
+            let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+            // SAFETY: valid pointer.
+            let r = unsafe { libc::clock_gettime(clock, &mut ts) };
+            (r == 0).then(|| std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+        };
+        // An unknown clock is EINVAL, as clock_nanosleep says.
+        let start = now(clock).ok_or(errno(libc::EINVAL))?;
+        let requested = std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32);
+        let duration = if flags & TIMER_ABSTIME != 0 {
+            requested.saturating_sub(start)
+        } else {
+            requested
+        };
+        let deadline = start + duration;
+        let wait = libc::timespec {
+            tv_sec: duration.as_secs().min(i64::MAX as u64) as i64,
+            tv_nsec: duration.subsec_nanos() as i64,
+        };
+        let mask = self.signals.mask;
+        let result = self.wait_for_signals(mask, |mask| {
+            // SAFETY: no descriptors; `wait` is a valid timespec.
+            unsafe { libc::ppoll(std::ptr::null_mut(), 0, &wait, mask) }
+        });
+        match result {
+            Ok(_) => Ok(0),
+            Err(SysError::Errno(libc::EINTR)) if rem != 0 && flags & TIMER_ABSTIME == 0 => {
+                let left = deadline.saturating_sub(now(clock).unwrap_or(deadline));
+                let left = libc::timespec {
+                    tv_sec: left.as_secs() as i64,
+                    tv_nsec: left.subsec_nanos() as i64,
+                };
                 write_timespec(&mut self.mem, rem, &left)?;
+                Err(errno(libc::EINTR))
             }
-            return Err(errno(e));
+            Err(e) => Err(e),
         }
-        Ok(0)
     }
 
     /// One thread: waits can never be woken, wakes never find waiters.

@@ -2,14 +2,19 @@
  * dispositions. The test harness reads stdout and, at each "READY n" line, sends signals to the
  * emulator process (see tests/user_mode.rs, host_signals):
  *   READY 1: SIGHUP (ignored) and SIGTERM (blocked: must stay pending, not kill)
- *   READY 2: SIGUSR1 (handler, while waiting in pause)
+ *   READY 2: SIGUSR1 (handler, while waiting in sigsuspend)
  *   READY 3: SIGUSR2 (handler, while spinning in a loop without system calls)
  *   READY 4: SIGINT (blocked, while sleeping: the sleep is not interrupted)
- *   READY 5: SIGWINCH (handler; its default would ignore it)
+ *   READY 5: SIGWINCH (handler, while waiting in ppoll with a signal mask; its default would
+ *            ignore it)
+ * Waits block the awaited signal until the call that unblocks it atomically (a loop around
+ * pause() would race: a signal handled between the flag test and pause() is never seen again,
+ * which a JIT compiling that code makes likely).
  * Then the guest unblocks SIGINT (its handler runs at once) and SIGTERM, whose default action
  * kills the process: the emulator must die of SIGTERM. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,9 +85,14 @@ int main(void) {
     printf("SIGTERM pending while blocked: %d\n", wait_pending(SIGTERM));
     printf("alive after an ignored SIGHUP and a blocked SIGTERM\n");
 
+    sigset_t usr1, before_usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &before_usr1);
     ready(2);
     while (usr1_count == 0)
-        pause();
+        sigsuspend(&before_usr1);
+    sigprocmask(SIG_SETMASK, &before_usr1, NULL);
     printf("SIGUSR1 handler ran: count=%d\n", (int)usr1_count);
 
     ready(3);
@@ -99,9 +109,14 @@ int main(void) {
     printf("sleep with a blocked SIGINT arriving: returned %d errno=%d\n", slept, errno);
     printf("SIGINT pending while blocked: %d\n", wait_pending(SIGINT));
 
+    sigset_t winch, before_winch;
+    sigemptyset(&winch);
+    sigaddset(&winch, SIGWINCH);
+    sigprocmask(SIG_BLOCK, &winch, &before_winch);
     ready(5);
     while (!winch_seen)
-        pause();
+        ppoll(NULL, 0, NULL, &before_winch);
+    sigprocmask(SIG_SETMASK, &before_winch, NULL);
     printf("SIGWINCH handler ran: %d\n", (int)winch_seen);
 
     handle(SIGINT, on_int);
