@@ -4,11 +4,9 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const PROMPT: &str = "root@rv32vm:~# ";
 // Generous: under `--tier t2` every region goes through LLVM before it runs (a boot costs
@@ -19,97 +17,31 @@ fn images() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("images")
 }
 
-/// A running VM whose console we read and type into.
-struct Console {
-    child: Child,
-    stdin: ChildStdin,
-    output: Arc<Mutex<String>>,
-    /// How much of `output` earlier `expect` calls consumed.
-    seen: usize,
-}
+/// The bundled kernel and initramfs, booted with `extra` arguments, on a console.
+struct Console(common::console::Console);
 
 impl Console {
     fn boot(extra: &[&str]) -> Console {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rv32vm"));
+        command
             .arg("boot")
             .arg("--kernel")
             .arg(images().join("Image"))
             .arg("--initrd")
             .arg(images().join("initramfs.cpio.gz"))
             .args(["--timeout", "900"])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start rv32vm");
-        let stdin = child.stdin.take().expect("stdin");
-        let mut stdout = child.stdout.take().expect("stdout");
-        let output = Arc::new(Mutex::new(String::new()));
-        let sink = Arc::clone(&output);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stdout.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        Console {
-            child,
-            stdin,
-            output,
-            seen: 0,
-        }
+            .args(extra);
+        Console(common::console::Console::spawn(&mut command))
     }
 
     /// Wait until `pattern` appears after what was already consumed; return the text up to and
     /// including it.
     fn expect(&mut self, pattern: &str) -> String {
-        let start = Instant::now();
-        loop {
-            {
-                let out = self.output.lock().unwrap();
-                if let Some(pos) = out[self.seen..].find(pattern) {
-                    let end = self.seen + pos + pattern.len();
-                    let text = out[self.seen..end].to_string();
-                    self.seen = end;
-                    return text;
-                }
-            }
-            if start.elapsed() > STEP_TIMEOUT {
-                let out = self.output.lock().unwrap();
-                let tail: String = out[self.seen..].chars().rev().take(2000).collect();
-                let _ = self.child.kill();
-                panic!(
-                    "timed out waiting for {pattern:?}; console tail:\n{}",
-                    tail.chars().rev().collect::<String>()
-                );
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                // Let the reader drain, then look one last time.
-                std::thread::sleep(Duration::from_millis(200));
-                let out = self.output.lock().unwrap();
-                if out[self.seen..].contains(pattern) {
-                    continue;
-                }
-                panic!(
-                    "rv32vm exited ({status}) before {pattern:?}; console:\n{}",
-                    &out[self.seen..]
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.0.expect_within(pattern, STEP_TIMEOUT)
     }
 
     fn send(&mut self, line: &str) {
-        self.stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .expect("write to the console");
-        self.stdin.flush().expect("flush the console");
+        self.0.send(line);
     }
 
     /// Run a shell command and return what it printed (without the echoed command line).
@@ -122,18 +54,9 @@ impl Console {
             .replace('\r', "")
     }
 
-    fn wait_exit(mut self) -> i32 {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait for rv32vm") {
-                return status.code().expect("rv32vm exited by a signal");
-            }
-            if start.elapsed() > STEP_TIMEOUT {
-                let _ = self.child.kill();
-                panic!("rv32vm did not exit after the guest powered off");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    fn wait_exit(self) -> i32 {
+        let status = self.0.wait_exit_within(STEP_TIMEOUT);
+        status.code().expect("rv32vm exited by a signal")
     }
 }
 

@@ -248,20 +248,20 @@ fn bad_disk_arguments_are_clear_errors() {
     }
 }
 
-/// Host write errors reach the guest as I/O errors and are logged; the VM stays up. The error
-/// is made with a file-size limit (RLIMIT_FSIZE) below the image's size: writes past it fail
-/// with EFBIG.
-#[test]
-fn host_write_errors_become_guest_io_errors() {
+/// Boot with `image` (disk options `options`) under a file-size limit (RLIMIT_FSIZE, 2 MiB)
+/// below what the guest then writes from `source` (6 MiB, then `vm-exit 9`), and check that
+/// the host's EFBIG is logged, the guest sees I/O errors and the VM stays up to exit 9.
+fn fill_disk_past_file_size_limit(image: &Path, options: &str, source: &str) {
     use std::os::unix::process::CommandExt;
-    let image = rootfs_copy("write-error.img");
     let mut cmd = rv32vm("interp");
     cmd.arg("--disk")
-        .arg(disk_arg(&image, ""))
+        .arg(disk_arg(image, options))
         .args(["--expect", PROMPT])
         .args([
             "--send",
-            "dd if=/dev/urandom of=/root/fill bs=4096 count=1500 2>/dev/null; sync; vm-exit 9",
+            &format!(
+                "dd if={source} of=/root/fill bs=4096 count=1500 2>/dev/null; sync; vm-exit 9"
+            ),
         ]);
     // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
     // which is async-signal-safe.
@@ -295,6 +295,15 @@ fn host_write_errors_become_guest_io_errors() {
         "the guest sees I/O errors: {}",
         out.stdout
     );
+}
+
+/// Host write errors reach the guest as I/O errors and are logged; the VM stays up. The error
+/// is made with a file-size limit (RLIMIT_FSIZE) below the image's size: writes past it fail
+/// with EFBIG.
+#[test]
+fn host_write_errors_become_guest_io_errors() {
+    let image = rootfs_copy("write-error.img");
+    fill_disk_past_file_size_limit(&image, "", "/dev/urandom");
 }
 
 /// Whether any open file description holds a lock on `byte` of `path`.
@@ -380,49 +389,9 @@ fn image_a_running_qemu_writes_is_refused() {
 /// the guest writes), the guest gets I/O errors, rv32vm stays up, and the image is untouched.
 #[test]
 fn snapshot_overlay_write_errors_become_guest_io_errors() {
-    use std::os::unix::process::CommandExt;
     let image = rootfs_copy("snapshot-write-error.img");
     let before = std::fs::read(&image).expect("read image");
-    let mut cmd = rv32vm("interp");
-    cmd.arg("--disk")
-        .arg(disk_arg(&image, ",snapshot"))
-        .args(["--expect", PROMPT])
-        .args([
-            "--send",
-            "dd if=/dev/zero of=/root/fill bs=4096 count=1500 2>/dev/null; sync; vm-exit 9",
-        ]);
-    // SAFETY: the closure runs in the child between fork and exec and only calls setrlimit,
-    // which is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: 2 << 20,
-                rlim_max: 2 << 20,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        })
-    };
-    let out = common::run_with_timeout(&mut cmd, LIMIT).expect("run rv32vm");
-    assert_eq!(
-        code(&out),
-        Some(9),
-        "{}: {}",
-        out.describe_end(),
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("virtio-blk request failed") && out.stderr.contains("too large"),
-        "the host error is logged: {}",
-        out.stderr
-    );
-    assert!(
-        out.stdout.contains("I/O error"),
-        "the guest sees I/O errors: {}",
-        out.stdout
-    );
+    fill_disk_past_file_size_limit(&image, ",snapshot", "/dev/zero");
     assert!(
         std::fs::read(&image).expect("read image") == before,
         "snapshot image changed"

@@ -19,10 +19,10 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(180);
 /// Boots get longer: under `--tier t2` (every block compiled by LLVM before it first runs) a
@@ -33,43 +33,16 @@ const SECRET: &str = "host-secret-e3b0c442";
 
 /// A running VM (bundled kernel and rootfs) whose console we read and type into.
 struct Console {
-    child: Child,
-    stdin: ChildStdin,
-    output: Arc<Mutex<String>>,
-    seen: usize,
+    console: common::console::Console,
     commands: usize,
 }
 
 impl Console {
     fn boot(args: &[&str]) -> Console {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
-            .args(["--timeout", "1200"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start rv32vm");
-        let stdin = child.stdin.take().expect("stdin");
-        let mut stdout = child.stdout.take().expect("stdout");
-        let output = Arc::new(Mutex::new(String::new()));
-        let sink = Arc::clone(&output);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stdout.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rv32vm"));
+        command.args(["--timeout", "1200"]).args(args);
         let mut console = Console {
-            child,
-            stdin,
-            output,
-            seen: 0,
+            console: common::console::Console::spawn(&mut command),
             commands: 0,
         };
         console.expect_within("root@rv32vm:~# ", BOOT_TIMEOUT);
@@ -83,36 +56,7 @@ impl Console {
 
     /// [`Console::expect`] with a time limit of `limit`.
     fn expect_within(&mut self, pattern: &str, limit: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            {
-                let out = self.output.lock().unwrap();
-                if let Some(pos) = out[self.seen..].find(pattern) {
-                    let end = self.seen + pos + pattern.len();
-                    let text = out[self.seen..end].to_string();
-                    self.seen = end;
-                    return text;
-                }
-            }
-            let exited = self.child.try_wait().ok().flatten();
-            if start.elapsed() > limit || exited.is_some() {
-                std::thread::sleep(Duration::from_millis(200));
-                let out = self.output.lock().unwrap();
-                if out[self.seen..].contains(pattern) {
-                    continue;
-                }
-                let _ = self.child.kill();
-                panic!(
-                    "waiting for {pattern:?} ({}); console since the last step:\n{}",
-                    match exited {
-                        Some(status) => format!("rv32vm exited: {status}"),
-                        None => "timed out".into(),
-                    },
-                    &out[self.seen..]
-                );
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.console.expect_within(pattern, limit)
     }
 
     /// Runs a shell command; returns (its status, everything the console showed meanwhile,
@@ -144,27 +88,14 @@ impl Console {
     }
 
     fn send(&mut self, line: &str) {
-        self.stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .expect("write to the console");
-        self.stdin.flush().expect("flush the console");
+        self.console.send(line);
     }
 
     /// `vm-exit status` and waits for rv32vm to exit with it.
     fn exit(mut self, status: i32) {
         self.send(&format!("vm-exit {status}"));
-        let start = Instant::now();
-        loop {
-            if let Some(end) = self.child.try_wait().expect("wait for rv32vm") {
-                assert_eq!(end.code(), Some(status), "rv32vm exit status");
-                return;
-            }
-            if start.elapsed() > STEP_TIMEOUT {
-                let _ = self.child.kill();
-                panic!("rv32vm did not exit after vm-exit");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let end = self.console.wait_exit_within(STEP_TIMEOUT);
+        assert_eq!(end.code(), Some(status), "rv32vm exit status");
     }
 }
 

@@ -124,6 +124,28 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform>(
     }
 }
 
+/// Run `op`, an instruction that may store, on the hart and platform behind a helper's
+/// pointers; returns the helper status (trapped, code written, or 0).
+///
+/// # Safety
+///
+/// As [`load_helper`].
+#[inline(always)]
+unsafe fn storing<P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    op: impl FnOnce(&mut Hart, &mut P) -> Result<(), crate::cpu::Trap>,
+) -> u32 {
+    // SAFETY: as in `load_helper`.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    // SAFETY: as in `load_helper`.
+    let plat = unsafe { &mut *ctx.plat };
+    match op(hart, plat) {
+        Ok(()) => after_store(hart),
+        Err(t) => trapped(ctx, t),
+    }
+}
+
 /// A store that missed the inline path.
 ///
 /// # Safety
@@ -135,14 +157,9 @@ unsafe extern "sysv64" fn store_helper<T: MemValue, P: Platform>(
     va: u32,
     value: u32,
 ) -> u32 {
-    // SAFETY: as in `load_helper`.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
-    // SAFETY: as in `load_helper`.
-    let plat = unsafe { &mut *ctx.plat };
-    match store::<T, P>(hart, plat, va, T::from_u64(value as u64)) {
-        Ok(()) => after_store(hart),
-        Err(t) => trapped(ctx, t),
-    }
+    let value = T::from_u64(value as u64);
+    // SAFETY: this function's contract is `storing`'s.
+    unsafe { storing(hart, ctx, |hart, plat| store::<T, P>(hart, plat, va, value)) }
 }
 
 /// LR/SC and AMOs.
@@ -155,16 +172,13 @@ unsafe extern "sysv64" fn atomic_helper<P: Platform>(
     ctx: *mut RunCtx<P>,
     insn: Insn,
 ) -> u32 {
-    // SAFETY: as in `load_helper`.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
-    // SAFETY: as in `load_helper`.
-    let plat = unsafe { &mut *ctx.plat };
-    match semantics::exec_atomic(hart, plat, &insn) {
-        Ok(v) => {
+    // SAFETY: this function's contract is `storing`'s.
+    unsafe {
+        storing(hart, ctx, |hart, plat| {
+            let v = semantics::exec_atomic(hart, plat, &insn)?;
             hart.set_reg(insn.rd, v);
-            after_store(hart)
-        }
-        Err(t) => trapped(ctx, t),
+            Ok(())
+        })
     }
 }
 
@@ -178,13 +192,11 @@ unsafe extern "sysv64" fn fp_mem_helper<P: Platform>(
     ctx: *mut RunCtx<P>,
     insn: Insn,
 ) -> u32 {
-    // SAFETY: as in `load_helper`.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
-    // SAFETY: as in `load_helper`.
-    let plat = unsafe { &mut *ctx.plat };
-    match semantics::exec_fp_mem(hart, plat, &insn) {
-        Ok(()) => after_store(hart),
-        Err(t) => trapped(ctx, t),
+    // SAFETY: this function's contract is `storing`'s.
+    unsafe {
+        storing(hart, ctx, |hart, plat| {
+            semantics::exec_fp_mem(hart, plat, &insn)
+        })
     }
 }
 

@@ -4,6 +4,8 @@
 //! different subset of it, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod console;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};

@@ -878,8 +878,8 @@ impl<'a> BlockCompiler<'a> {
                 self.e.emit_imul64(a, b);
                 self.e.emit_shr64_imm(a, 32, i.op != Mulhu);
             }
-            Div | Rem => self.div_signed(i.op == Rem),
-            Divu | Remu => self.div_unsigned(i.op == Remu),
+            Div | Rem => self.divide(true, i.op == Rem),
+            Divu | Remu => self.divide(false, i.op == Remu),
             Sh1add => self.e.emit_lea_scaled(a, b, a, 2),
             Sh2add => self.e.emit_lea_scaled(a, b, a, 4),
             Sh3add => self.e.emit_lea_scaled(a, b, a, 8),
@@ -934,25 +934,24 @@ impl<'a> BlockCompiler<'a> {
         self.set(i.rd, a);
     }
 
-    /// Signed division or remainder of eax by ecx into eax, with RISC-V's results for a zero
-    /// divisor (quotient -1, remainder the dividend) and for overflow (`MIN / -1`: quotient
-    /// `MIN`, remainder 0), where x86 would fault.
-    fn div_signed(&mut self, rem: bool) {
+    /// Division or remainder of eax by ecx into eax, with RISC-V's results where x86 would
+    /// fault: a zero divisor gives quotient all ones and remainder the dividend; signed
+    /// overflow (`MIN / -1`) gives quotient `MIN` and remainder 0.
+    fn divide(&mut self, signed: bool, rem: bool) {
         let (a, b) = (Reg::Rax, Reg::Rcx);
-        let (zero, overflow, divide, done) = (
-            self.e.label(),
-            self.e.label(),
-            self.e.label(),
-            self.e.label(),
-        );
+        let (zero, divide, done) = (self.e.label(), self.e.label(), self.e.label());
         self.e.emit_alu32(Alu::Test, b, b);
         self.e.emit_jcc(Cond::Eq, zero);
-        self.e.emit_alu32_imm32(Alu::Cmp, b, u32::MAX);
-        self.e.emit_jcc(Cond::Ne, divide);
-        self.e.emit_alu32_imm32(Alu::Cmp, a, 0x8000_0000);
-        self.e.emit_jcc(Cond::Eq, overflow);
+        let overflow = signed.then(|| {
+            let overflow = self.e.label();
+            self.e.emit_alu32_imm32(Alu::Cmp, b, u32::MAX);
+            self.e.emit_jcc(Cond::Ne, divide);
+            self.e.emit_alu32_imm32(Alu::Cmp, a, 0x8000_0000);
+            self.e.emit_jcc(Cond::Eq, overflow);
+            overflow
+        });
         self.e.bind(divide);
-        self.e.emit_div32(b, true);
+        self.e.emit_div32(b, signed);
         if rem {
             self.e.emit_mov(a, Reg::Rdx);
         }
@@ -961,29 +960,12 @@ impl<'a> BlockCompiler<'a> {
         if !rem {
             self.e.emit_load_imm(a, u32::MAX);
         }
-        self.e.emit_jmp(done);
-        self.e.bind(overflow);
-        if rem {
-            self.e.emit_load_imm(a, 0);
-        }
-        self.e.bind(done);
-    }
-
-    /// Unsigned division or remainder of eax by ecx into eax (zero divisor: quotient all ones,
-    /// remainder the dividend).
-    fn div_unsigned(&mut self, rem: bool) {
-        let (a, b) = (Reg::Rax, Reg::Rcx);
-        let (zero, done) = (self.e.label(), self.e.label());
-        self.e.emit_alu32(Alu::Test, b, b);
-        self.e.emit_jcc(Cond::Eq, zero);
-        self.e.emit_div32(b, false);
-        if rem {
-            self.e.emit_mov(a, Reg::Rdx);
-        }
-        self.e.emit_jmp(done);
-        self.e.bind(zero);
-        if !rem {
-            self.e.emit_load_imm(a, u32::MAX);
+        if let Some(overflow) = overflow {
+            self.e.emit_jmp(done);
+            self.e.bind(overflow);
+            if rem {
+                self.e.emit_load_imm(a, 0);
+            }
         }
         self.e.bind(done);
     }

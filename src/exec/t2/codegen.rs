@@ -30,7 +30,7 @@ use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
-use inkwell::types::{FunctionType, IntType};
+use inkwell::types::{BasicMetadataTypeEnum, FunctionType, IntType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, IntPredicate};
 
@@ -939,45 +939,20 @@ impl<'ctx> Gen<'ctx, '_> {
         if let Some(inst) = raw.as_instruction_value() {
             let _ = inst.set_alignment(size);
         }
-        let raw = raw.into_int_value();
-        let fast_v = if size == 4 {
-            raw
-        } else if signed {
-            self.b.build_int_s_extend(raw, self.i32t, "")?
-        } else {
-            self.b.build_int_z_extend(raw, self.i32t, "")?
-        };
+        let fast_v = self.widen(raw.into_int_value(), signed)?;
         let fast_end = self.b.get_insert_block().unwrap_or(fast);
         // Slow path: the shared one (misses, devices, misaligned accesses, faults).
         self.b.position_at_end(slow);
-        self.store_instret(0)?;
-        let helper = match size {
-            1 => self.env.helpers.load_u8,
-            2 => self.env.helpers.load_u16,
-            _ => self.env.helpers.load_u32,
-        };
-        let ty = self.i64t.fn_type(
-            &[
-                self.hart.get_type().into(),
-                self.hart.get_type().into(),
-                self.i32t.into(),
-            ],
-            false,
-        );
-        let r = self.call(helper, ty, &[va.into()])?;
+        let helpers = &self.env.helpers;
+        let helper = [helpers.load_u8, helpers.load_u16, helpers.load_u32];
+        let r = self.slow_access(helper, size, self.i64t, &[va.into()])?;
         let status = self.b.build_right_shift(r, self.c64(32), false, "")?;
         let status = self.b.build_int_truncate(status, self.i32t, "")?;
         self.trap_if(status, pc, index)?;
         let raw = self
             .b
             .build_int_truncate(r, ty_of(self.context, size), "")?;
-        let slow_v = if size == 4 {
-            raw
-        } else if signed {
-            self.b.build_int_s_extend(raw, self.i32t, "")?
-        } else {
-            self.b.build_int_z_extend(raw, self.i32t, "")?
-        };
+        let slow_v = self.widen(raw, signed)?;
         self.set_reg(i.rd, slow_v)?;
         let device = self.device_access(va, size, false)?;
         self.leave_at_block_end_if(device)?;
@@ -987,6 +962,42 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
         Ok(())
+    }
+
+    /// A loaded value of 1, 2 or 4 bytes as a register value.
+    fn widen(&self, raw: IntValue<'ctx>, signed: bool) -> Result<IntValue<'ctx>> {
+        Ok(if raw.get_type().get_bit_width() == 32 {
+            raw
+        } else if signed {
+            self.b.build_int_s_extend(raw, self.i32t, "")?
+        } else {
+            self.b.build_int_z_extend(raw, self.i32t, "")?
+        })
+    }
+
+    /// Call the shared slow path of a `size`-byte access (misses, devices, misaligned
+    /// accesses, faults): `helper` holds the byte, halfword and word helpers, which take
+    /// (hart, ctx, `args`) and return `ret`. The instret a trap would report is stored first.
+    fn slow_access(
+        &self,
+        helper: [usize; 3],
+        size: u32,
+        ret: IntType<'ctx>,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<IntValue<'ctx>> {
+        self.store_instret(0)?;
+        let helper = match size {
+            1 => helper[0],
+            2 => helper[1],
+            _ => helper[2],
+        };
+        let mut params: Vec<BasicMetadataTypeEnum<'ctx>> =
+            vec![self.hart.get_type().into(), self.hart.get_type().into()];
+        params.extend(std::iter::repeat_n(
+            BasicMetadataTypeEnum::from(self.i32t),
+            args.len(),
+        ));
+        self.call(helper, ret.fn_type(&params, false), args)
     }
 
     fn store(&mut self, i: &Insn, width: u8, pc: u32, index: u64) -> Result<()> {
@@ -1012,22 +1023,9 @@ impl<'ctx> Gen<'ctx, '_> {
         let _ = st.set_alignment(size);
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(slow);
-        self.store_instret(0)?;
-        let helper = match size {
-            1 => self.env.helpers.store_u8,
-            2 => self.env.helpers.store_u16,
-            _ => self.env.helpers.store_u32,
-        };
-        let ty = self.i32t.fn_type(
-            &[
-                self.hart.get_type().into(),
-                self.hart.get_type().into(),
-                self.i32t.into(),
-                self.i32t.into(),
-            ],
-            false,
-        );
-        let status = self.call(helper, ty, &[va.into(), value.into()])?;
+        let helpers = &self.env.helpers;
+        let helper = [helpers.store_u8, helpers.store_u16, helpers.store_u32];
+        let status = self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?;
         // One exit for everything unusual: a trap (at the store) or a store into code (after
         // it); a device store leaves at the end of the block.
         let device = self.device_access(va, size, true)?;
