@@ -50,9 +50,9 @@ pub enum T2Opt {
     /// LLVM's O2 pipeline and its best instruction selection: the default for regions compiled
     /// in the background (`--tier auto`), where compile time is off the guest's path.
     Full,
-    /// Registers to SSA values (mem2reg) and nothing else, then fast instruction selection: several
-    /// times less compile time, the default for `--tier t2`, which compiles every region before
-    /// it first runs.
+    /// No IR passes (guest registers stay in stack slots), then LLVM's O0 code generation
+    /// (fast instruction selection and register allocation): many times less compile time,
+    /// the default for `--tier t2`, which compiles every region before it first runs.
     Fast,
 }
 

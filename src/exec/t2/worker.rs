@@ -284,13 +284,11 @@ fn compile_one<'ctx>(
     module
         .verify()
         .map_err(|e| format!("invalid IR for region {:#x}: {e}", job.plan.entry_pc))?;
-    module
-        .run_passes(
-            super::codegen::passes(job.env.opt),
-            machine,
-            PassBuilderOptions::create(),
-        )
-        .map_err(|e| e.to_string())?;
+    if let Some(passes) = super::codegen::passes(job.env.opt) {
+        module
+            .run_passes(passes, machine, PassBuilderOptions::create())
+            .map_err(|e| e.to_string())?;
+    }
     write_ir("opt");
     let (_, ee, modules) = match engines.iter().position(|(e, _, _)| *e == job.epoch) {
         Some(i) => {
