@@ -147,6 +147,53 @@ fn restored_machines_answer_like_one_that_never_stopped_in_every_tier() {
     }
 }
 
+/// A restored guest that reboots boots again from the power-on image saved with the machine
+/// (kernel, initrd, device tree) back to a shell, as the machine that was saved would have.
+#[test]
+fn a_restored_guest_reboots_into_the_saved_kernel() {
+    let file = scratch_dir().join("reboot.snap");
+    boot_and_save("interp", &file);
+    let out = run(rv32vm()
+        .arg("restore")
+        .arg(&file)
+        .args(["--tier", "interp", "--timeout", "600"])
+        .args([
+            "--expect",
+            PROMPT,
+            "--send",
+            "echo before-reboot; reboot -f",
+        ])
+        .args([
+            "--expect",
+            PROMPT,
+            "--send",
+            "echo after-$((40+2)); vm-exit 7",
+        ]));
+    assert_eq!(
+        code(&out),
+        Some(7),
+        "{}\n{}\n{}",
+        out.describe_end(),
+        out.stderr,
+        common::tail(&out.stdout, 20)
+    );
+    let text = out.stdout.replace('\r', "");
+    let rebooting = text
+        .find("\nbefore-reboot\n")
+        .unwrap_or_else(|| panic!("no reboot:\n{}", common::tail(&text, 30)));
+    let booted = text[rebooting..].find("Linux version").unwrap_or_else(|| {
+        panic!(
+            "the kernel did not boot again:\n{}",
+            common::tail(&text, 30)
+        )
+    });
+    assert!(
+        text[rebooting + booted..].contains("\nafter-42\n"),
+        "no shell after the reboot:\n{}",
+        common::tail(&text, 30)
+    );
+}
+
 /// A private copy of the bundled root filesystem.
 fn rootfs_copy(name: &str) -> PathBuf {
     let path = scratch_dir().join(name);

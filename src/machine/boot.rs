@@ -10,12 +10,14 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::console::{Script, ScriptError};
 use super::fdt::{self, ChosenPatch, FdtConfig};
 use super::loader::{self, Kernel, LoadError};
 use super::map;
+use super::power::PowerOn;
 use super::session::Connections;
 use super::system::{FirmwareMode, HostDevices, System, SystemError};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
@@ -241,6 +243,9 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
                 source,
             })?;
     }
+    // What every power-on (the first and each guest reset) puts in RAM.
+    let image = Arc::new(power_on_image(&images));
+    drop(images);
     let script = match &opts.save {
         Some(_) => opts.script.clone().save_at_end()?,
         None => opts.script.clone(),
@@ -252,7 +257,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
     let mut retired_before_reset: u64 = 0;
     let mut resets: u64 = 0;
     let (status, mut hart) = loop {
-        let (mut system, mut hart) = power_on(&images, opts, &connections, disks, host_devices)?;
+        let (mut system, mut hart) = power_on(&image, opts, &connections, disks, host_devices)?;
         system.deadline = deadline;
         if resets > 0 {
             // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
@@ -559,15 +564,9 @@ struct Images {
     layout: loader::Layout,
 }
 
-/// A fresh machine with the images in RAM and the hart at its first instruction (at boot and
-/// on every guest reset).
-fn power_on(
-    images: &Images,
-    opts: &BootOptions,
-    connections: &Connections,
-    disks: Vec<VirtioBlk>,
-    host_devices: HostDevices,
-) -> Result<(System, Hart), BootError> {
+/// The machine at power-on for `images`: what the loader puts in RAM and where the hart
+/// starts.
+fn power_on_image(images: &Images) -> PowerOn {
     let Images {
         kernel,
         initrd,
@@ -575,61 +574,28 @@ fn power_on(
         dtb,
         layout,
     } = images;
-    let firmware = if bios.is_some() {
-        FirmwareMode::External
-    } else {
-        FirmwareMode::Builtin
-    };
-    let mut system = System::new(
-        opts.memory,
-        firmware,
-        connections.console.clone(),
-        connections.console_input.clone(),
-        connections.requests.clone(),
-        disks,
-        host_devices,
-    )?;
-    let placed = |ok: bool, what: &'static str, size: usize| {
-        if ok {
-            Ok(())
-        } else {
-            Err(LoadError::DoesNotFit {
-                what,
-                size: size as u64,
-                ram: opts.memory as u64,
-                free: 0,
-            })
-        }
-    };
+    let mut writes = Vec::new();
     match kernel {
-        Kernel::Image { bytes, .. } => placed(
-            system.ram.write(layout.kernel_start, bytes),
-            "kernel",
-            bytes.len(),
-        )?,
+        Kernel::Image { bytes, .. } => writes.push((layout.kernel_start, bytes.clone())),
         Kernel::Elf(elf) => {
             for seg in &elf.segments {
-                placed(
-                    system.ram.write(seg.paddr as u64, &seg.data),
-                    "kernel segment",
-                    seg.data.len(),
-                )?;
+                writes.push((seg.paddr as u64, seg.data.clone()));
             }
         }
     }
     if let (Some(bytes), Some((start, _))) = (initrd, layout.initrd) {
-        placed(system.ram.write(start, bytes), "initrd", bytes.len())?;
+        writes.push((start, bytes.clone()));
     }
-    placed(system.ram.write(layout.dtb, dtb), "device tree", dtb.len())?;
+    writes.push((layout.dtb, dtb.clone()));
 
     let mut hart = Hart::new();
     hart.x[10] = 0; // a0: hart id
     hart.x[11] = layout.dtb as u32; // a1: device tree
     match (bios, layout.firmware, layout.fw_dynamic_info) {
         (Some(fw), Some((fw_start, _)), Some(info)) => {
-            placed(system.ram.write(fw_start, fw), "firmware", fw.len())?;
+            writes.push((fw_start, fw.clone()));
             let info_bytes = loader::fw_dynamic_info(layout.kernel_entry as u32);
-            placed(system.ram.write(info, &info_bytes), "fw_dynamic_info", 24)?;
+            writes.push((info, info_bytes.to_vec()));
             hart.x[12] = info as u32; // a2: fw_dynamic_info
             hart.pc = fw_start as u32;
             hart.prv = Priv::Machine;
@@ -645,5 +611,42 @@ fn power_on(
             hart.prv = Priv::Supervisor;
         }
     }
+    PowerOn {
+        writes,
+        hart: hart.state(),
+    }
+}
+
+/// A fresh machine with the power-on image in RAM and the hart at its first instruction (at
+/// boot and on every guest reset).
+fn power_on(
+    image: &Arc<PowerOn>,
+    opts: &BootOptions,
+    connections: &Connections,
+    disks: Vec<VirtioBlk>,
+    host_devices: HostDevices,
+) -> Result<(System, Hart), BootError> {
+    let firmware = if opts.bios.is_some() {
+        FirmwareMode::External
+    } else {
+        FirmwareMode::Builtin
+    };
+    let mut system = System::new(
+        opts.memory,
+        firmware,
+        connections.console.clone(),
+        connections.console_input.clone(),
+        connections.requests.clone(),
+        disks,
+        host_devices,
+    )?;
+    let hart = system
+        .power_on(Arc::clone(image))
+        .map_err(|e| LoadError::DoesNotFit {
+            what: "a boot image",
+            size: e.size as u64,
+            ram: opts.memory as u64,
+            free: 0,
+        })?;
     Ok((system, hart))
 }

@@ -6,6 +6,7 @@ pub mod boot;
 pub mod console;
 pub mod fdt;
 pub mod loader;
+pub mod power;
 pub mod ram;
 pub mod restore;
 pub mod session;

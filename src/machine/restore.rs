@@ -9,6 +9,7 @@
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use rv32vm_devices::virtio::{Disk, DiskError, VirtioBlk};
@@ -50,6 +51,17 @@ pub enum RestoreError {
     /// The file is unreadable, truncated, corrupt, foreign or of another version.
     #[error("{0}")]
     Snapshot(#[from] SnapshotError),
+    /// The saved power-on image does not fit the machine (a guest reboot after the restore).
+    #[error(
+        "{}: the saved power-on image has {size} bytes at {address:#x}, outside guest RAM: \
+         cannot reboot the restored guest",
+        path.display()
+    )]
+    PowerOn {
+        path: PathBuf,
+        address: u64,
+        size: usize,
+    },
     /// The GDB stub could not listen.
     #[error("{0}")]
     Gdb(#[from] crate::gdb::GdbError),
@@ -202,7 +214,9 @@ fn open_console_log(
 pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     let deadline = arm_deadline(opts.timeout);
     let started = Instant::now();
-    let snapshot = snapshot::read(&opts.snapshot)?;
+    let mut snapshot = snapshot::read(&opts.snapshot)?;
+    let (memory, firmware) = (snapshot.memory, snapshot.firmware);
+    let power_on = snapshot.power_on.take().map(Arc::new);
     let disks = open_disks(&snapshot, &opts.disks)?;
     let console_log = open_console_log(opts, &disks)?;
     if let Some(path) = &opts.save {
@@ -222,8 +236,8 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     };
     let mut connections = Connections::open(console_log, script, opts.save.clone());
     let mut system = System::new(
-        snapshot.memory,
-        snapshot.firmware,
+        memory,
+        firmware,
         connections.console.clone(),
         connections.console_input.clone(),
         connections.requests.clone(),
@@ -243,6 +257,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
             source,
         })?;
     system.sample_devices(&mut hart);
+    system.set_power_on_image(power_on.clone());
     // The prompt the guest printed before the save is on the console still: let the script
     // see it.
     connections.console.replay(&snapshot.console_line);
@@ -255,26 +270,73 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         .as_ref()
         .map(crate::gdb::GdbServer::listen)
         .transpose()?;
-    let (mut system, stop) =
-        connections.run(&mut engine, &mut hart, system, 0, |engine, hart, system| {
-            let remaining = opts.max_insns.map(|n| n.saturating_sub(hart.instret));
-            crate::gdb::run(gdb.as_mut(), engine, hart, system, remaining)
-        });
-    system.flush_console();
-    // Data the guest wrote reaches the disk files, whatever ended the run.
-    drop(system.take_disks());
-    let status = match stop {
-        Stop::Exit(code) => connections.console.exit_status(code),
-        Stop::Reset => {
-            // The boot images are not part of a snapshot, so there is nothing to boot again.
-            tracing::warn!("the restored guest asked for a reboot: stopping instead");
-            connections.console.exit_status(0)
+    // Instructions retired by the machines before the last guest reset.
+    let mut retired_before_reset: u64 = 0;
+    let mut resets: u64 = 0;
+    let status = loop {
+        let (back, stop) = connections.run(
+            &mut engine,
+            &mut hart,
+            system,
+            retired_before_reset,
+            |engine, hart, system| {
+                let retired = retired_before_reset.wrapping_add(hart.instret);
+                let remaining = opts.max_insns.map(|n| n.saturating_sub(retired));
+                crate::gdb::run(gdb.as_mut(), engine, hart, system, remaining)
+            },
+        );
+        system = back;
+        system.flush_console();
+        // Data the guest wrote reaches the disk files, whatever ended the run.
+        let disks = system.take_disks();
+        // A reset never hides what the host asked for (as in `boot`).
+        let stop = match stop {
+            Stop::Reset => system.take_host_stop().unwrap_or(Stop::Reset),
+            stop => stop,
+        };
+        match stop {
+            Stop::Reset => {
+                let Some(image) = power_on.as_ref() else {
+                    // A snapshot without a power-on image (none is written today): there is
+                    // nothing to boot again.
+                    tracing::warn!("the restored guest asked for a reboot: stopping instead");
+                    break connections.console.exit_status(0);
+                };
+                resets += 1;
+                retired_before_reset = retired_before_reset.wrapping_add(hart.instret);
+                tracing::info!(resets, "guest requested a reset: rebooting");
+                let mut next = System::new(
+                    memory,
+                    firmware,
+                    connections.console.clone(),
+                    connections.console_input.clone(),
+                    connections.requests.clone(),
+                    disks,
+                    HostDevices::default(),
+                )?;
+                next.deadline = deadline;
+                hart = next
+                    .power_on(Arc::clone(image))
+                    .map_err(|e| RestoreError::PowerOn {
+                        path: opts.snapshot.clone(),
+                        address: e.address,
+                        size: e.size,
+                    })?;
+                // Blocks are keyed by host addresses of the previous machine's RAM.
+                engine.flush_code(&mut hart);
+                system = next;
+            }
+            Stop::Exit(code) => break connections.console.exit_status(code),
+            Stop::InsnLimit | Stop::Stats | Stop::Pause | Stop::Debug => break Ok(124),
+            Stop::Fatal { status, message } => break Err((status, message)),
         }
-        Stop::InsnLimit | Stop::Stats | Stop::Pause | Stop::Debug => Ok(124),
-        Stop::Fatal { status, message } => Err((status, message)),
     };
     connections.restore_terminal();
     if opts.stats {
+        hart.instret = hart.instret.wrapping_add(retired_before_reset);
+        if resets > 0 {
+            eprintln!("rv32vm: the guest reset {resets} times; statistics cover every boot");
+        }
         crate::report_stats(&engine, &hart);
     }
     Ok(match status {

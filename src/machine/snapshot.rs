@@ -5,8 +5,8 @@
 //! Layout: an 16-byte header (magic `RV32SNAP`, format version, flags), then sections, each
 //! `tag (4 bytes) | payload length (u64) | CRC-32 of the payload (u32) | payload`, ending with
 //! an `END\0` section. Everything is little endian. Sections appear in a fixed order and each
-//! exactly once (`DISK` once per disk): `MACH`, `HART`, `DEVS`, `CONS`, `DISK`..., `RAM\0`,
-//! `END\0`.
+//! exactly once (`DISK` once per disk): `MACH`, `HART`, `DEVS`, `CONS`, `BOOT`, `DISK`...,
+//! `RAM\0`, `END\0`.
 //!
 //! RAM is saved sparsely: a bitmap of the 4 KiB pages that hold anything but zeros, then those
 //! pages in groups of [`RAM_GROUP_PAGES`], each group LZ4-compressed (block format). A page of
@@ -25,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rv32vm_devices::virtio::DiskOptions;
 use rv32vm_devices::{StateError, StateReader, StateWriter};
 
+use super::power::PowerOn;
 use super::ram::GuestRam;
 use super::system::{FirmwareMode, System};
 use crate::cpu::{Hart, HartState};
@@ -32,7 +33,7 @@ use crate::cpu::{Hart, HartState};
 /// The first 8 bytes of every snapshot file.
 pub const MAGIC: [u8; 8] = *b"RV32SNAP";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The largest snapshot file read (it is read whole): 2 GiB of RAM at worst, plus the writes
 /// of snapshot-mode disks.
 pub const MAX_FILE_SIZE: u64 = 16 << 30;
@@ -48,6 +49,7 @@ const TAG_MACHINE: [u8; 4] = *b"MACH";
 const TAG_HART: [u8; 4] = *b"HART";
 const TAG_DEVICES: [u8; 4] = *b"DEVS";
 const TAG_CONSOLE: [u8; 4] = *b"CONS";
+const TAG_POWER_ON: [u8; 4] = *b"BOOT";
 const TAG_DISK: [u8; 4] = *b"DISK";
 const TAG_RAM: [u8; 4] = *b"RAM\0";
 const TAG_END: [u8; 4] = *b"END\0";
@@ -115,6 +117,8 @@ pub struct Snapshot {
     pub devices: Vec<u8>,
     /// The console line the guest was printing (the prompt), for the restored script.
     pub console_line: Vec<u8>,
+    /// What the machine was powered on with (for a guest reboot after the restore).
+    pub power_on: Option<PowerOn>,
     pub disks: Vec<DiskRecord>,
     /// The RAM section's payload, checked; [`Snapshot::load_ram`] expands it.
     ram: Vec<u8>,
@@ -188,6 +192,17 @@ pub fn save(path: &Path, hart: &Hart, system: &System) -> Result<SaveSummary, Sn
     let mut console = StateWriter::new();
     console.bytes(&system.console().current_line());
     file.section(TAG_CONSOLE, console.as_bytes());
+
+    // What power-on put in RAM, so the restored guest can reboot.
+    let mut power_on = StateWriter::new();
+    match system.power_on_image() {
+        Some(image) => {
+            power_on.bool(true);
+            image.save(&mut power_on);
+        }
+        None => power_on.bool(false),
+    }
+    file.section(TAG_POWER_ON, power_on.as_bytes());
 
     for blk in system.disks() {
         let disk = blk.disk();
@@ -403,6 +418,7 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
     let hart = sections.expect(TAG_HART)?;
     let devices = sections.expect(TAG_DEVICES)?;
     let console = sections.expect(TAG_CONSOLE)?;
+    let power_on = sections.expect(TAG_POWER_ON)?;
     let mut disks = Vec::new();
     while sections.next_is(TAG_DISK) {
         disks.push(sections.expect(TAG_DISK)?);
@@ -448,6 +464,17 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
         .and_then(|line| input.finish("the console").map(|()| line.to_vec()))
         .map_err(|e| corrupt("CONS", e))?;
 
+    let mut input = StateReader::new(power_on);
+    let power_on = (|| {
+        let image = match input.bool("power-on image present")? {
+            true => Some(PowerOn::load(&mut input)?),
+            false => None,
+        };
+        input.finish("the power-on image")?;
+        Ok(image)
+    })()
+    .map_err(|e| corrupt("BOOT", e))?;
+
     let disks = disks
         .into_iter()
         .map(|payload| parse_disk(payload).map_err(|e| corrupt("DISK", e)))
@@ -467,6 +494,7 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
         hart,
         devices,
         console_line,
+        power_on,
         disks,
         ram: bytes,
         path: path.to_path_buf(),
@@ -646,6 +674,14 @@ mod tests {
         let mut console = StateWriter::new();
         console.bytes(b"~ # ");
         file.section(TAG_CONSOLE, console.as_bytes());
+        let mut power_on = StateWriter::new();
+        power_on.bool(true);
+        PowerOn {
+            writes: vec![(0x8000_1000, b"kernel".to_vec())],
+            hart: Hart::new().state(),
+        }
+        .save(&mut power_on);
+        file.section(TAG_POWER_ON, power_on.as_bytes());
         let mut ram = GuestRam::new(0x8000_0000, 16 << 12).unwrap();
         assert!(ram.write(0x8000_3000, b"hello"));
         assert!(ram.write(0x8000_f000 - 1, &[1, 2]));
@@ -669,6 +705,8 @@ mod tests {
         let snapshot = parse(Path::new("t"), bytes).unwrap();
         assert_eq!(snapshot.memory, 16 << 12);
         assert_eq!(snapshot.console_line, b"~ # ");
+        let power_on = snapshot.power_on.as_ref().expect("power-on image");
+        assert_eq!(power_on.writes, vec![(0x8000_1000, b"kernel".to_vec())]);
         assert_eq!(snapshot.devices, b"devices");
         let mut ram = GuestRam::new(0x8000_0000, 16 << 12).unwrap();
         snapshot.load_ram(&mut ram).unwrap();
@@ -712,8 +750,14 @@ mod tests {
             "{error}"
         );
         let mut bytes = sample_file();
-        bytes[8] = 2;
+        bytes[8] = VERSION as u8 + 1;
         let error = parse(Path::new("x"), bytes).err().unwrap();
-        assert!(error.to_string().contains("format version 2"), "{error}");
+        let named = format!("format version {}", VERSION + 1);
+        assert!(error.to_string().contains(&named), "{error}");
+        // Version 1 files have no power-on image: refused as an older format.
+        let mut bytes = sample_file();
+        bytes[8] = 1;
+        let error = parse(Path::new("x"), bytes).err().unwrap();
+        assert!(error.to_string().contains("format version 1"), "{error}");
     }
 }

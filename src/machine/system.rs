@@ -16,6 +16,7 @@ use rv32vm_firmware::sbi::{self, ResetKind, SbiCall, SbiHost};
 
 use super::console::ConsoleOut;
 use super::map;
+use super::power::PowerOn;
 use super::ram::GuestRam;
 use super::terminal::{self, HostRequests};
 use crate::cpu::csr::{IRQ_MEI, IRQ_MSI, IRQ_MTI, IRQ_SEI, IRQ_STI};
@@ -76,6 +77,9 @@ pub struct System {
     rng: Option<DeviceId<VirtioMmio<VirtioRng>>>,
     /// A snapshot the host asked for, waiting for the next block boundary.
     save_requested: Option<SaveRequest>,
+    /// What this machine was powered on with (saved in snapshots, for reboots after a
+    /// restore).
+    power_on: Option<Arc<PowerOn>>,
     pub console_input: UartInput,
     /// The console output's shared state (for reports).
     console: ConsoleOut,
@@ -248,6 +252,7 @@ impl System {
             net: net_id,
             rng,
             save_requested: None,
+            power_on: None,
             console_input,
             console,
             requests,
@@ -325,6 +330,24 @@ impl System {
     /// The firmware serving the kernel.
     pub fn firmware(&self) -> FirmwareMode {
         self.firmware
+    }
+
+    /// Power on: put `image` in RAM (fresh, all zeros) and return the hart at its first
+    /// instruction; the image is kept for snapshots.
+    pub fn power_on(&mut self, image: Arc<PowerOn>) -> Result<Hart, super::power::DoesNotFit> {
+        let hart = image.apply(&mut self.ram)?;
+        self.power_on = Some(image);
+        Ok(hart)
+    }
+
+    /// What this machine was powered on with, if known.
+    pub fn power_on_image(&self) -> Option<&Arc<PowerOn>> {
+        self.power_on.as_ref()
+    }
+
+    /// Record what a restored machine was powered on with (from its snapshot).
+    pub fn set_power_on_image(&mut self, image: Option<Arc<PowerOn>>) {
+        self.power_on = image;
     }
 
     /// The disks, in slot order.
