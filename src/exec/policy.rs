@@ -82,6 +82,10 @@ pub struct EngineConfig {
     pub chain: bool,
     /// Block optimisation passes (`--no-constopt`, `--no-fuse`).
     pub ir: super::ir::IrOptions,
+    /// A deterministic run (`--deterministic`): compiled code is installed at the same
+    /// instruction in every run, so tier 2 compiles each region before it runs instead of in
+    /// the background (tier 1 always compiles synchronously).
+    pub deterministic: bool,
 }
 
 impl EngineConfig {
@@ -104,6 +108,7 @@ impl Default for EngineConfig {
             t2_opt: None,
             chain: true,
             ir: super::ir::IrOptions::default(),
+            deterministic: false,
         }
     }
 }
@@ -116,7 +121,8 @@ pub struct Policy {
     t1_after: Option<u32>,
     /// Runs after which a region is asked for at a block; `None` when tier 2 is off.
     t2_after: Option<u32>,
-    /// Tier 2 compiles before the block runs (`--tier t2`) instead of in the background.
+    /// Tier 2 compiles before the block runs (`--tier t2`, or a deterministic run) instead of
+    /// in the background.
     t2_wait: bool,
 }
 
@@ -135,7 +141,7 @@ impl Policy {
         Policy {
             t1_after: t1_after.filter(|_| cfg!(tier1)),
             t2_after: t2_after.filter(|_| cfg!(tier2)),
-            t2_wait: config.tier == Tier::T2,
+            t2_wait: config.tier == Tier::T2 || config.deterministic,
         }
     }
 
@@ -171,7 +177,7 @@ impl Policy {
         self.t2_after.is_some_and(|after| runs > after)
     }
 
-    /// Whether the run loop waits for tier 2 (`--tier t2`).
+    /// Whether the run loop waits for tier 2 (`--tier t2`, or a deterministic run).
     pub fn t2_waits(&self) -> bool {
         self.t2_wait
     }

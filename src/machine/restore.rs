@@ -220,7 +220,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         Some(_) => opts.script.clone().save_at_end()?,
         None => opts.script.clone(),
     };
-    let mut connections = Connections::open(console_log, script, opts.save.clone());
+    let mut connections = Connections::open(console_log, script, opts.save.clone(), true);
     let mut system = System::new(
         snapshot.memory,
         snapshot.firmware,
@@ -229,6 +229,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         connections.requests.clone(),
         disks,
         HostDevices::default(),
+        None,
     )?;
     system.deadline = deadline;
     snapshot.load_ram(&mut system.ram)?;
