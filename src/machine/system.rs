@@ -30,9 +30,13 @@ const POLL_INTERVAL_BLOCKS: u32 = 256;
 const MAX_IDLE_SLEEP: Duration = Duration::from_millis(10);
 /// Nanoseconds per machine-clock tick.
 const NS_PER_TICK: u64 = 1_000_000_000 / crate::cpu::clock::TIMEBASE_HZ;
-/// Longest jump of virtual time at one WFI in a deterministic run (10 ms in ticks), when no
-/// timer deadline comes sooner.
+/// Jump of virtual time at one WFI in a deterministic run (10 ms in ticks) when no timer is
+/// armed, or when console input waits and no timer deadline comes sooner.
 const VIRTUAL_IDLE_STEP: u64 = crate::cpu::clock::TIMEBASE_HZ / 100;
+/// Timer deadlines from here on (29 000 years of ticks) count as disarmed when a
+/// deterministic run's WFI looks for the next event (`mtimecmp` and `stimecmp` reset to all
+/// ones).
+const DISARMED_DEADLINE: u64 = 1 << 63;
 /// Traps delivered to the guest in a row with no instruction retired in between before the
 /// machine gives up: the guest's trap handler itself traps (no handler installed, a garbage
 /// kernel or firmware). A working guest retires handler instructions between any two traps.
@@ -725,16 +729,18 @@ impl System {
 
     /// WFI in a deterministic run: nothing happens while the guest waits but the passing of
     /// time, so the machine clock jumps to the next event, as QEMU's `-icount sleep=off`:
-    /// the earliest timer deadline (CLINT, Sstc or the SBI timer, the RTC alarm), at most
-    /// [`VIRTUAL_IDLE_STEP`] ahead (input waiting for the UART's pacing, or no deadline at
-    /// all). The guest then runs on; if it is still idle it executes WFI again.
+    /// the earliest timer deadline (CLINT, Sstc or the SBI timer, the RTC alarm), or
+    /// [`VIRTUAL_IDLE_STEP`] ahead if that is sooner and console input waits for the UART's
+    /// pacing, or if there is no deadline at all. The guest then runs on; if it is still idle
+    /// it executes WFI again.
     fn idle_virtual(&mut self, hart: &mut Hart) {
         self.sync_interrupts(hart);
         if hart.csr.mip & hart.csr.mie != 0 || self.stop_pending() {
             return;
         }
         let now = hart.time();
-        let mut next = self.next_deadline(hart);
+        // A comparator at all ones (or thousands of years ahead) is a disarmed timer.
+        let mut next = self.next_deadline(hart).filter(|&d| d < DISARMED_DEADLINE);
         if let Some(alarm_ns) = self
             .bus
             .device(self.rtc)
@@ -744,7 +750,11 @@ impl System {
             next = Some(next.map_or(alarm, |d| d.min(alarm)));
         }
         let step = now.saturating_add(VIRTUAL_IDLE_STEP);
-        let target = next.map_or(step, |d| d.min(step));
+        let target = match next {
+            Some(deadline) if self.console_input.has_pending() => deadline.min(step),
+            Some(deadline) => deadline,
+            None => step,
+        };
         if target > now {
             hart.set_time(target);
             self.sync_interrupts(hart);
@@ -994,6 +1004,10 @@ mod tests {
     const TIMEBASE_TICKS_PER_SECOND: u64 = crate::cpu::csr::TIMEBASE_HZ;
 
     fn machine(firmware: FirmwareMode) -> System {
+        machine_with(firmware, None)
+    }
+
+    fn machine_with(firmware: FirmwareMode, deterministic: Option<Deterministic>) -> System {
         let input = UartInput::new();
         let console = ConsoleOut::new(None, Script::default(), input.clone());
         System::new(
@@ -1004,9 +1018,54 @@ mod tests {
             Arc::new(HostRequests::default()),
             Vec::new(),
             HostDevices::default(),
-            None,
+            deterministic,
         )
         .expect("a machine")
+    }
+
+    #[test]
+    fn deterministic_idle_jumps_virtual_time_to_the_next_deadline() {
+        let mut m = machine_with(FirmwareMode::Builtin, Some(Deterministic::new(0)));
+        assert!(m.is_deterministic());
+        let mut hart = Hart::new();
+        hart.clock.set_deterministic(true, 0);
+        hart.set_time(0);
+        hart.csr.menvcfg = 0; // the SBI timer, not Sstc
+        hart.instret = 1_000;
+        let start = hart.time();
+        assert_eq!(
+            start,
+            1_000 / crate::cpu::clock::DETERMINISTIC_INSNS_PER_TICK
+        );
+        // The built-in SBI's timer, 2 s ahead: WFI takes the guest there at once, with no
+        // host sleep and no instruction retired.
+        hart.csr.mie = IRQ_STI;
+        m.sbi_timer = start + 2 * TIMEBASE_TICKS_PER_SECOND;
+        let host = Instant::now();
+        m.idle(&mut hart);
+        assert!(
+            host.elapsed() < Duration::from_millis(5),
+            "{:?}",
+            host.elapsed()
+        );
+        assert_eq!(hart.time(), start + 2 * TIMEBASE_TICKS_PER_SECOND);
+        assert_ne!(hart.csr.mip & IRQ_STI, 0, "the timer is pending");
+        // Pending already: time stays.
+        m.idle(&mut hart);
+        assert_eq!(hart.time(), start + 2 * TIMEBASE_TICKS_PER_SECOND);
+        // No deadline at all: one bounded step per WFI.
+        m.sbi_timer = u64::MAX;
+        m.sync_interrupts(&mut hart);
+        let before = hart.time();
+        m.idle(&mut hart);
+        assert_eq!(hart.time(), before + VIRTUAL_IDLE_STEP);
+        // The RTC reads the fixed date plus virtual time.
+        let rtc_low = map::RTC_BASE + rv32vm_devices::rtc::TIME_LOW as u32;
+        let rtc_high = map::RTC_BASE + rv32vm_devices::rtc::TIME_HIGH as u32;
+        let low = m.mmio_read(&mut hart, rtc_low, 4).unwrap();
+        let high = m.mmio_read(&mut hart, rtc_high, 4).unwrap();
+        let epoch = super::super::determinism::RTC_EPOCH_SECS * 1_000_000_000;
+        assert_eq!(high << 32 | low, epoch + hart.time() * NS_PER_TICK);
     }
 
     #[test]
