@@ -171,6 +171,13 @@ struct RestoreArgs {
     /// Stop after exactly this many instructions (exit status 124).
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
+    /// Go on deterministically (see `boot --deterministic`) from a snapshot of a normal run.
+    /// A snapshot saved from a deterministic run always goes on deterministically.
+    #[arg(long)]
+    deterministic: bool,
+    /// With --deterministic: the entropy device's seed (default 0).
+    #[arg(long, value_name = "N", requires = "deterministic")]
+    seed: Option<u64>,
     #[command(flatten)]
     gdb: GdbArgs,
 }
@@ -187,6 +194,8 @@ fn restore(args: RestoreArgs) -> Result<i32, Box<dyn std::error::Error>> {
         save: args.save,
         max_insns: args.max_insns,
         gdb: args.gdb.options(),
+        deterministic: args.deterministic,
+        seed: args.seed,
     };
     Ok(rv32vm::machine::restore::run(&opts)?)
 }

@@ -244,12 +244,6 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             opts.net.is_some(),
             opts.gdb.is_some(),
         )?;
-        if opts.save.is_some() {
-            return Err(BootError::NotDeterministic {
-                option: "--save",
-                why: "a snapshot does not record the deterministic state (seeded entropy)",
-            });
-        }
     }
     if opts.save.is_some() && (!opts.shares.is_empty() || opts.net.is_some()) {
         return Err(BootError::Snapshot(

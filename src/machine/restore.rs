@@ -16,6 +16,7 @@ use rv32vm_devices::{StateError, StateReader};
 
 use super::boot::arm_deadline;
 use super::console::{Script, ScriptError};
+use super::determinism::Deterministic;
 use super::session::Connections;
 use super::snapshot::{self, SnapshotError};
 use super::system::{HostDevices, System, SystemError};
@@ -42,6 +43,11 @@ pub struct RestoreOptions {
     pub max_insns: Option<u64>,
     /// `--gdb`: serve gdb.
     pub gdb: Option<crate::gdb::GdbOptions>,
+    /// `--deterministic`: go on deterministically from a snapshot of a normal run.
+    pub deterministic: bool,
+    /// `--seed`: the entropy device's seed when a normal run's snapshot goes on
+    /// deterministically.
+    pub seed: Option<u64>,
 }
 
 /// Why a snapshot could not be restored.
@@ -103,6 +109,16 @@ pub enum RestoreError {
     /// `--save` names a disk of the machine.
     #[error("--save {} is the disk {}; refusing to overwrite it", path.display(), disk.display())]
     SaveOverDisk { path: PathBuf, disk: PathBuf },
+    /// An option a deterministic run refuses (`--gdb`).
+    #[error("{0}")]
+    NotDeterministic(#[from] super::boot::BootError),
+    /// `--seed` for a snapshot of a deterministic run, whose entropy generator is restored.
+    #[error(
+        "snapshot {}: saved from a deterministic run, whose entropy device goes on from its \
+         saved state; --seed does not apply",
+        path.display()
+    )]
+    SeedForDeterministicSnapshot { path: PathBuf },
     /// `--console-log` cannot be written, or names the snapshot or a disk.
     #[error("--console-log {}: {reason}", path.display())]
     ConsoleLog { path: PathBuf, reason: String },
@@ -203,6 +219,17 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     let deadline = arm_deadline(opts.timeout);
     let started = Instant::now();
     let snapshot = snapshot::read(&opts.snapshot)?;
+    // A deterministic run's snapshot goes on deterministically; a normal one may be asked to.
+    let deterministic = (snapshot.deterministic.is_some() || opts.deterministic)
+        .then(|| Deterministic::new(opts.seed.unwrap_or(super::determinism::DEFAULT_SEED)));
+    if deterministic.is_some() {
+        super::boot::check_deterministic(false, false, opts.gdb.is_some())?;
+        if snapshot.deterministic.is_some() && opts.seed.is_some() {
+            return Err(RestoreError::SeedForDeterministicSnapshot {
+                path: opts.snapshot.clone(),
+            });
+        }
+    }
     let disks = open_disks(&snapshot, &opts.disks)?;
     let console_log = open_console_log(opts, &disks)?;
     if let Some(path) = &opts.save {
@@ -220,7 +247,12 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         Some(_) => opts.script.clone().save_at_end()?,
         None => opts.script.clone(),
     };
-    let mut connections = Connections::open(console_log, script, opts.save.clone(), true);
+    let mut connections = Connections::open(
+        console_log,
+        script,
+        opts.save.clone(),
+        deterministic.is_none(),
+    );
     let mut system = System::new(
         snapshot.memory,
         snapshot.firmware,
@@ -229,12 +261,19 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         connections.requests.clone(),
         disks,
         HostDevices::default(),
-        None,
+        deterministic,
     )?;
     system.deadline = deadline;
     snapshot.load_ram(&mut system.ram)?;
     let mut hart = Hart::new();
+    if deterministic.is_some() {
+        // The clock counts retired instructions from the saved value on.
+        hart.clock.set_deterministic(true, 0);
+    }
     hart.restore(&snapshot.hart);
+    // The RTC keeps its saved time as an offset from its clock: the virtual one must read
+    // the restored machine's time first.
+    system.sync_virtual_time(&hart);
     let mut devices = StateReader::new(&snapshot.devices);
     system
         .restore_devices(&mut devices)
@@ -243,6 +282,9 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
             path: opts.snapshot.clone(),
             source,
         })?;
+    if let Some(entropy) = snapshot.deterministic.as_ref().and_then(|d| d.entropy) {
+        system.set_entropy_state(entropy);
+    }
     system.sample_devices(&mut hart);
     // The prompt the guest printed before the save is on the console still: let the script
     // see it.
@@ -250,7 +292,10 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     tracing::info!(elapsed = ?started.elapsed(), path = %opts.snapshot.display(), "machine restored");
     drop(snapshot);
 
-    let mut engine = Engine::new(opts.engine.clone());
+    let mut engine = Engine::new(EngineConfig {
+        deterministic: deterministic.is_some(),
+        ..opts.engine.clone()
+    });
     let mut gdb = opts
         .gdb
         .as_ref()

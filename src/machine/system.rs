@@ -700,6 +700,25 @@ impl System {
         self.virtual_time.is_some()
     }
 
+    /// Set the devices' virtual time from the hart's clock now (a restored machine, before
+    /// its devices' state goes back: the RTC keeps its time as an offset from its clock).
+    pub fn sync_virtual_time(&self, hart: &Hart) {
+        self.note_virtual_time(hart);
+    }
+
+    /// The seeded entropy generator's state, in a deterministic machine (for a snapshot).
+    pub fn entropy_state(&self) -> Option<[u64; 4]> {
+        let id = self.rng?;
+        self.bus.device(id)?.device().seeded_state()
+    }
+
+    /// Make the entropy device go on from a saved generator state.
+    pub fn set_entropy_state(&mut self, state: [u64; 4]) {
+        if let Some(rng) = self.rng.and_then(|id| self.bus.device_mut(id)) {
+            rng.device_mut().set_seeded_state(state);
+        }
+    }
+
     /// WFI: sleep the host thread until a timer deadline, console input or a device interrupt
     /// raised by a worker thread (which unparks this thread), in short slices. In a
     /// deterministic run, jump virtual time instead ([`System::idle_virtual`]).
