@@ -167,7 +167,9 @@ impl HostDevices {
 }
 
 impl System {
-    /// A machine with `ram_size` bytes of RAM and the standard devices.
+    /// A machine with `ram_size` bytes of RAM and the standard devices; with `deterministic`,
+    /// on virtual time with a seeded entropy device (see [`super::determinism`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ram_size: u32,
         firmware: FirmwareMode,
