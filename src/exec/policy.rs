@@ -52,7 +52,7 @@ pub enum T2Opt {
     Full,
     /// Registers to SSA values (mem2reg) and nothing else, then fast instruction selection: several
     /// times less compile time, the default for `--tier t2`, which compiles every region before
-    /// it first runs.
+    /// it first runs, and for deterministic runs, which wait for every region too.
     Fast,
 }
 
@@ -89,13 +89,15 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
-    /// Tier 2's optimisation level for this configuration.
+    /// Tier 2's optimisation level for this configuration: `Fast` where the guest waits for
+    /// every compile (`--tier t2`, a deterministic run), else `Full`.
     pub fn t2_opt(&self) -> T2Opt {
-        self.t2_opt.unwrap_or(if self.tier == Tier::T2 {
-            T2Opt::Fast
-        } else {
-            T2Opt::Full
-        })
+        self.t2_opt
+            .unwrap_or(if self.tier == Tier::T2 || self.deterministic {
+                T2Opt::Fast
+            } else {
+                T2Opt::Full
+            })
     }
 }
 
