@@ -189,3 +189,33 @@ impl Policy {
         self.t1_after = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deterministic_run_waits_for_tier_2_under_every_policy() {
+        for tier in [Tier::Auto, Tier::T2] {
+            let config = EngineConfig {
+                tier,
+                deterministic: true,
+                ..EngineConfig::default()
+            };
+            let policy = Policy::new(&config);
+            assert!(policy.t2_waits(), "{tier:?}");
+            assert_eq!(config.t2_opt(), T2Opt::Fast, "{tier:?}");
+        }
+        // The normal mode is unchanged: auto compiles in the background, with full effort.
+        let config = EngineConfig::default();
+        assert!(!Policy::new(&config).t2_waits());
+        assert_eq!(config.t2_opt(), T2Opt::Full);
+        // An explicit --t2-opt still wins.
+        let config = EngineConfig {
+            deterministic: true,
+            t2_opt: Some(T2Opt::Full),
+            ..EngineConfig::default()
+        };
+        assert_eq!(config.t2_opt(), T2Opt::Full);
+    }
+}
