@@ -187,6 +187,30 @@ fn a_deterministic_snapshot_restores_deterministically() {
         "two restores differ at {}",
         first_difference(&first, &second)
     );
+    // --max-insns counts from the restore: two limits retire exactly their difference more.
+    let retired = |limit: u64| -> u64 {
+        let outcome = common::run_with_timeout(
+            Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+                .arg("restore")
+                .arg(&snapshot)
+                .args(["--tier", "interp", "--stats", "--max-insns"])
+                .arg(limit.to_string()),
+            Duration::from_secs(60),
+        )
+        .expect("run rv32vm restore");
+        assert_eq!(
+            outcome.status.and_then(|s| s.code()),
+            Some(124),
+            "{outcome:?}"
+        );
+        outcome
+            .stderr
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("instructions retired"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no instruction count in {}", outcome.stderr))
+    };
+    assert_eq!(retired(2_000_003) - retired(1_000_000), 1_000_003);
     // --seed cannot replace the saved generator.
     let outcome = common::run_with_timeout(
         Command::new(env!("CARGO_BIN_EXE_rv32vm"))

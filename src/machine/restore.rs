@@ -301,9 +301,12 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         .as_ref()
         .map(crate::gdb::GdbServer::listen)
         .transpose()?;
+    // `--max-insns` counts from the restore, not from the saved machine's first instruction.
+    let restored_at = hart.instret;
     let (mut system, stop) =
         connections.run(&mut engine, &mut hart, system, 0, |engine, hart, system| {
-            let remaining = opts.max_insns.map(|n| n.saturating_sub(hart.instret));
+            let retired = hart.instret.wrapping_sub(restored_at);
+            let remaining = opts.max_insns.map(|n| n.saturating_sub(retired));
             crate::gdb::run(gdb.as_mut(), engine, hart, system, remaining)
         });
     system.flush_console();
