@@ -103,6 +103,16 @@ struct BootArgs {
     /// Stop after exactly this many instructions (exit status 124).
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
+    /// Make the run depend only on its inputs, never on the host: guest time counts retired
+    /// instructions (WFI jumps to the next timer), the RTC starts at 2026-01-01T00:00:00Z,
+    /// the entropy device is seeded (--seed), and console input comes only from --send.
+    /// Two runs with the same inputs print the same console output byte for byte.
+    /// --share, --net and --gdb are refused.
+    #[arg(long)]
+    deterministic: bool,
+    /// With --deterministic: the entropy device's seed (default 0).
+    #[arg(long, value_name = "N", requires = "deterministic")]
+    seed: Option<u64>,
     #[command(flatten)]
     gdb: GdbArgs,
 }
@@ -161,6 +171,13 @@ struct RestoreArgs {
     /// Stop after exactly this many instructions (exit status 124).
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
+    /// Go on deterministically (see `boot --deterministic`) from a snapshot of a normal run.
+    /// A snapshot saved from a deterministic run always goes on deterministically.
+    #[arg(long)]
+    deterministic: bool,
+    /// With --deterministic: the entropy device's seed (default 0).
+    #[arg(long, value_name = "N", requires = "deterministic")]
+    seed: Option<u64>,
     #[command(flatten)]
     gdb: GdbArgs,
 }
@@ -177,6 +194,8 @@ fn restore(args: RestoreArgs) -> Result<i32, Box<dyn std::error::Error>> {
         save: args.save,
         max_insns: args.max_insns,
         gdb: args.gdb.options(),
+        deterministic: args.deterministic,
+        seed: args.seed,
     };
     Ok(rv32vm::machine::restore::run(&opts)?)
 }
@@ -329,6 +348,10 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         save: args.save,
         max_insns: args.max_insns,
         gdb: args.gdb.options(),
+        deterministic: args.deterministic.then(|| {
+            args.seed
+                .unwrap_or(rv32vm::machine::determinism::DEFAULT_SEED)
+        }),
     };
     Ok(rv32vm::machine::boot::run(&opts)?)
 }
@@ -404,6 +427,7 @@ impl EngineArgs {
                 constopt: !self.no_constopt,
                 fuse: !self.no_fuse,
             },
+            deterministic: false,
         }
     }
 }

@@ -526,7 +526,7 @@ impl Engine {
             opt: self.config.t2_opt(),
             // Under `--tier t2` every block needs a region before it runs: one that traced it
             // already serves, instead of a new one per block.
-            multi_entry: self.policy.t2_waits(),
+            multi_entry: self.config.tier == Tier::T2,
         };
         if env.multi_entry {
             members.retain(|&(_, _, member_pc)| {

@@ -52,7 +52,8 @@ pub enum T2Opt {
     Full,
     /// No IR passes (guest registers stay in stack slots), then LLVM's O0 code generation
     /// (fast instruction selection and register allocation): many times less compile time,
-    /// the default for `--tier t2`, which compiles every region before it first runs.
+    /// the default for `--tier t2`, which compiles every region before it first runs, and for
+    /// deterministic runs, which wait for every region too.
     Fast,
 }
 
@@ -82,16 +83,22 @@ pub struct EngineConfig {
     pub chain: bool,
     /// Block optimisation passes (`--no-constopt`, `--no-fuse`).
     pub ir: super::ir::IrOptions,
+    /// A deterministic run (`--deterministic`): compiled code is installed at the same
+    /// instruction in every run, so tier 2 compiles each region before it runs instead of in
+    /// the background (tier 1 always compiles synchronously).
+    pub deterministic: bool,
 }
 
 impl EngineConfig {
-    /// Tier 2's optimisation level for this configuration.
+    /// Tier 2's optimisation level for this configuration: `Fast` where the guest waits for
+    /// every compile (`--tier t2`, a deterministic run), else `Full`.
     pub fn t2_opt(&self) -> T2Opt {
-        self.t2_opt.unwrap_or(if self.tier == Tier::T2 {
-            T2Opt::Fast
-        } else {
-            T2Opt::Full
-        })
+        self.t2_opt
+            .unwrap_or(if self.tier == Tier::T2 || self.deterministic {
+                T2Opt::Fast
+            } else {
+                T2Opt::Full
+            })
     }
 }
 
@@ -104,6 +111,7 @@ impl Default for EngineConfig {
             t2_opt: None,
             chain: true,
             ir: super::ir::IrOptions::default(),
+            deterministic: false,
         }
     }
 }
@@ -116,7 +124,8 @@ pub struct Policy {
     t1_after: Option<u32>,
     /// Runs after which a region is asked for at a block; `None` when tier 2 is off.
     t2_after: Option<u32>,
-    /// Tier 2 compiles before the block runs (`--tier t2`) instead of in the background.
+    /// Tier 2 compiles before the block runs (`--tier t2`, or a deterministic run) instead of
+    /// in the background.
     t2_wait: bool,
 }
 
@@ -135,7 +144,7 @@ impl Policy {
         Policy {
             t1_after: t1_after.filter(|_| cfg!(tier1)),
             t2_after: t2_after.filter(|_| cfg!(tier2)),
-            t2_wait: config.tier == Tier::T2,
+            t2_wait: config.tier == Tier::T2 || config.deterministic,
         }
     }
 
@@ -171,7 +180,7 @@ impl Policy {
         self.t2_after.is_some_and(|after| runs > after)
     }
 
-    /// Whether the run loop waits for tier 2 (`--tier t2`).
+    /// Whether the run loop waits for tier 2 (`--tier t2`, or a deterministic run).
     pub fn t2_waits(&self) -> bool {
         self.t2_wait
     }
@@ -179,5 +188,35 @@ impl Policy {
     /// Tier 1 cannot work on this host (no executable memory): interpret from now on.
     pub fn disable_t1(&mut self) {
         self.t1_after = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deterministic_run_waits_for_tier_2_under_every_policy() {
+        for tier in [Tier::Auto, Tier::T2] {
+            let config = EngineConfig {
+                tier,
+                deterministic: true,
+                ..EngineConfig::default()
+            };
+            let policy = Policy::new(&config);
+            assert!(policy.t2_waits(), "{tier:?}");
+            assert_eq!(config.t2_opt(), T2Opt::Fast, "{tier:?}");
+        }
+        // The normal mode is unchanged: auto compiles in the background, with full effort.
+        let config = EngineConfig::default();
+        assert!(!Policy::new(&config).t2_waits());
+        assert_eq!(config.t2_opt(), T2Opt::Full);
+        // An explicit --t2-opt still wins.
+        let config = EngineConfig {
+            deterministic: true,
+            t2_opt: Some(T2Opt::Full),
+            ..EngineConfig::default()
+        };
+        assert_eq!(config.t2_opt(), T2Opt::Full);
     }
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::console::{Script, ScriptError};
+use super::determinism::Deterministic;
 use super::fdt::{self, ChosenPatch, FdtConfig};
 use super::loader::{self, Kernel, LoadError};
 use super::map;
@@ -70,6 +71,9 @@ pub struct BootOptions {
     pub max_insns: Option<u64>,
     /// `--gdb`: serve gdb.
     pub gdb: Option<crate::gdb::GdbOptions>,
+    /// `--deterministic [--seed N]`: the seed, in a run that depends only on its inputs
+    /// (see [`super::determinism`]).
+    pub deterministic: Option<u64>,
 }
 
 impl BootOptions {
@@ -152,6 +156,39 @@ pub enum BootError {
     /// The GDB stub cannot start (`--gdb`).
     #[error(transparent)]
     Gdb(#[from] crate::gdb::GdbError),
+    /// An option that would make a `--deterministic` run depend on the host.
+    #[error("{option} cannot be used with --deterministic: {why}")]
+    NotDeterministic {
+        /// The refused option.
+        option: &'static str,
+        /// What it would make depend on the host.
+        why: &'static str,
+    },
+}
+
+/// Refuse what a deterministic run cannot repeat: devices served by host threads at host
+/// speed, and a debugger (which pauses and single-steps the machine from another process).
+pub(crate) fn check_deterministic(shares: bool, net: bool, gdb: bool) -> Result<(), BootError> {
+    let refused = |option, why| Err(BootError::NotDeterministic { option, why });
+    if shares {
+        return refused(
+            "--share",
+            "9P requests are served by a host thread, at host speed and host file timestamps",
+        );
+    }
+    if net {
+        return refused(
+            "--net",
+            "the network is served by a host thread and sees the outside world",
+        );
+    }
+    if gdb {
+        return refused(
+            "--gdb",
+            "a debugger changes block boundaries and so when interrupts are taken",
+        );
+    }
+    Ok(())
 }
 
 /// Read the kernel: an Image must fit in RAM; an ELF file may be larger (symbols, debug
@@ -203,6 +240,13 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             });
         }
     }
+    if opts.deterministic.is_some() {
+        check_deterministic(
+            !opts.shares.is_empty(),
+            opts.net.is_some(),
+            opts.gdb.is_some(),
+        )?;
+    }
     if opts.save.is_some() && (!opts.shares.is_empty() || opts.net.is_some()) {
         return Err(BootError::Snapshot(
             super::snapshot::SnapshotError::HostDevices,
@@ -250,14 +294,30 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         Some(_) => opts.script.clone().save_at_end()?,
         None => opts.script.clone(),
     };
-    let mut connections = Connections::open(outputs.console_log, script, opts.save.clone());
+    let mut connections = Connections::open(
+        outputs.console_log,
+        script,
+        opts.save.clone(),
+        opts.deterministic.is_none(),
+    );
     // One engine for every machine the guest reboots into, so `--stats` covers the whole run.
-    let mut engine = Engine::new(opts.engine.clone());
+    let mut engine = Engine::new(EngineConfig {
+        deterministic: opts.deterministic.is_some(),
+        ..opts.engine.clone()
+    });
+    let mut deterministic = opts.deterministic.map(Deterministic::new);
     // Instructions retired by the machines before the last guest reset.
     let mut retired_before_reset: u64 = 0;
     let mut resets: u64 = 0;
     let (status, mut hart) = loop {
-        let (mut system, mut hart) = power_on(&image, opts, &connections, disks, host_devices)?;
+        let (mut system, mut hart) = power_on(
+            &image,
+            opts,
+            &connections,
+            disks,
+            host_devices,
+            deterministic,
+        )?;
         system.deadline = deadline;
         if resets > 0 {
             // Blocks are keyed by host addresses of the previous machine's RAM, which is gone.
@@ -291,6 +351,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             Stop::Reset => {
                 resets += 1;
                 retired_before_reset = retired_before_reset.wrapping_add(hart.instret);
+                deterministic = deterministic.map(|d| d.after_reset(hart.time()));
                 tracing::info!(resets, "guest requested a reset: rebooting");
                 continue;
             }
@@ -625,6 +686,7 @@ fn power_on(
     connections: &Connections,
     disks: Vec<VirtioBlk>,
     host_devices: HostDevices,
+    deterministic: Option<Deterministic>,
 ) -> Result<(System, Hart), BootError> {
     let firmware = if opts.bios.is_some() {
         FirmwareMode::External
@@ -639,8 +701,9 @@ fn power_on(
         connections.requests.clone(),
         disks,
         host_devices,
+        deterministic,
     )?;
-    let hart = system
+    let mut hart = system
         .power_on(Arc::clone(image))
         .map_err(|e| LoadError::DoesNotFit {
             what: "a boot image",
@@ -648,5 +711,10 @@ fn power_on(
             ram: opts.memory as u64,
             free: 0,
         })?;
+    if deterministic.is_some() {
+        // Time is retired instructions, from 0 at power-on.
+        hart.clock.set_deterministic(true, 0);
+        hart.set_time(0);
+    }
     Ok((system, hart))
 }

@@ -4,6 +4,7 @@
 
 pub mod boot;
 pub mod console;
+pub mod determinism;
 pub mod fdt;
 pub mod loader;
 pub mod power;

@@ -40,6 +40,8 @@ impl PowerOn {
         }
         let mut hart = Hart::new();
         hart.restore(&self.hart);
+        // The machine clock starts at 0 at every power-on.
+        hart.set_time(0);
         Ok(hart)
     }
 

@@ -17,6 +17,7 @@ use rv32vm_devices::{StateError, StateReader};
 
 use super::boot::arm_deadline;
 use super::console::{Script, ScriptError};
+use super::determinism::Deterministic;
 use super::session::Connections;
 use super::snapshot::{self, SnapshotError};
 use super::system::{HostDevices, System, SystemError};
@@ -43,6 +44,11 @@ pub struct RestoreOptions {
     pub max_insns: Option<u64>,
     /// `--gdb`: serve gdb.
     pub gdb: Option<crate::gdb::GdbOptions>,
+    /// `--deterministic`: go on deterministically from a snapshot of a normal run.
+    pub deterministic: bool,
+    /// `--seed`: the entropy device's seed when a normal run's snapshot goes on
+    /// deterministically.
+    pub seed: Option<u64>,
 }
 
 /// Why a snapshot could not be restored.
@@ -115,6 +121,16 @@ pub enum RestoreError {
     /// `--save` names a disk of the machine.
     #[error("--save {} is the disk {}; refusing to overwrite it", path.display(), disk.display())]
     SaveOverDisk { path: PathBuf, disk: PathBuf },
+    /// An option a deterministic run refuses (`--gdb`).
+    #[error("{0}")]
+    NotDeterministic(#[from] super::boot::BootError),
+    /// `--seed` for a snapshot of a deterministic run, whose entropy generator is restored.
+    #[error(
+        "snapshot {}: saved from a deterministic run, whose entropy device goes on from its \
+         saved state; --seed does not apply",
+        path.display()
+    )]
+    SeedForDeterministicSnapshot { path: PathBuf },
     /// `--console-log` cannot be written, or names the snapshot or a disk.
     #[error("--console-log {}: {reason}", path.display())]
     ConsoleLog { path: PathBuf, reason: String },
@@ -217,6 +233,17 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     let mut snapshot = snapshot::read(&opts.snapshot)?;
     let (memory, firmware) = (snapshot.memory, snapshot.firmware);
     let power_on = snapshot.power_on.take().map(Arc::new);
+    // A deterministic run's snapshot goes on deterministically; a normal one may be asked to.
+    let deterministic = (snapshot.deterministic.is_some() || opts.deterministic)
+        .then(|| Deterministic::new(opts.seed.unwrap_or(super::determinism::DEFAULT_SEED)));
+    if deterministic.is_some() {
+        super::boot::check_deterministic(false, false, opts.gdb.is_some())?;
+        if snapshot.deterministic.is_some() && opts.seed.is_some() {
+            return Err(RestoreError::SeedForDeterministicSnapshot {
+                path: opts.snapshot.clone(),
+            });
+        }
+    }
     let disks = open_disks(&snapshot, &opts.disks)?;
     let console_log = open_console_log(opts, &disks)?;
     if let Some(path) = &opts.save {
@@ -234,7 +261,12 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         Some(_) => opts.script.clone().save_at_end()?,
         None => opts.script.clone(),
     };
-    let mut connections = Connections::open(console_log, script, opts.save.clone());
+    let mut connections = Connections::open(
+        console_log,
+        script,
+        opts.save.clone(),
+        deterministic.is_none(),
+    );
     let mut system = System::new(
         memory,
         firmware,
@@ -243,11 +275,19 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         connections.requests.clone(),
         disks,
         HostDevices::default(),
+        deterministic,
     )?;
     system.deadline = deadline;
     snapshot.load_ram(&mut system.ram)?;
     let mut hart = Hart::new();
+    if deterministic.is_some() {
+        // The clock counts retired instructions from the saved value on.
+        hart.clock.set_deterministic(true, 0);
+    }
     hart.restore(&snapshot.hart);
+    // The RTC keeps its saved time as an offset from its clock: the virtual one must read
+    // the restored machine's time first.
+    system.sync_virtual_time(&hart);
     let mut devices = StateReader::new(&snapshot.devices);
     system
         .restore_devices(&mut devices)
@@ -256,6 +296,9 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
             path: opts.snapshot.clone(),
             source,
         })?;
+    if let Some(entropy) = snapshot.deterministic.as_ref().and_then(|d| d.entropy) {
+        system.set_entropy_state(entropy);
+    }
     system.sample_devices(&mut hart);
     system.set_power_on_image(power_on.clone());
     // The prompt the guest printed before the save is on the console still: let the script
@@ -264,15 +307,22 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     tracing::info!(elapsed = ?started.elapsed(), path = %opts.snapshot.display(), "machine restored");
     drop(snapshot);
 
-    let mut engine = Engine::new(opts.engine.clone());
+    let mut engine = Engine::new(EngineConfig {
+        deterministic: deterministic.is_some(),
+        ..opts.engine.clone()
+    });
     let mut gdb = opts
         .gdb
         .as_ref()
         .map(crate::gdb::GdbServer::listen)
         .transpose()?;
-    // Instructions retired by the machines before the last guest reset.
+    // Instructions retired by the machines before the last guest reset (the restored one's
+    // count included), for statistics.
     let mut retired_before_reset: u64 = 0;
     let mut resets: u64 = 0;
+    // `--max-insns` counts from the restore, not from the saved machine's first instruction.
+    let restored_at = hart.instret;
+    let mut deterministic = deterministic;
     let status = loop {
         let (back, stop) = connections.run(
             &mut engine,
@@ -280,7 +330,9 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
             system,
             retired_before_reset,
             |engine, hart, system| {
-                let retired = retired_before_reset.wrapping_add(hart.instret);
+                let retired = retired_before_reset
+                    .wrapping_add(hart.instret)
+                    .wrapping_sub(restored_at);
                 let remaining = opts.max_insns.map(|n| n.saturating_sub(retired));
                 crate::gdb::run(gdb.as_mut(), engine, hart, system, remaining)
             },
@@ -304,6 +356,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
                 };
                 resets += 1;
                 retired_before_reset = retired_before_reset.wrapping_add(hart.instret);
+                deterministic = deterministic.map(|d| d.after_reset(hart.time()));
                 tracing::info!(resets, "guest requested a reset: rebooting");
                 let mut next = System::new(
                     memory,
@@ -313,6 +366,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
                     connections.requests.clone(),
                     disks,
                     HostDevices::default(),
+                    deterministic,
                 )?;
                 next.deadline = deadline;
                 hart = next
@@ -322,6 +376,11 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
                         address: e.address,
                         size: e.size,
                     })?;
+                if deterministic.is_some() {
+                    // Time is retired instructions, from 0 at power-on (as in `boot`).
+                    hart.clock.set_deterministic(true, 0);
+                    hart.set_time(0);
+                }
                 // Blocks are keyed by host addresses of the previous machine's RAM.
                 engine.flush_code(&mut hart);
                 system = next;

@@ -26,13 +26,29 @@ pub struct Connections {
 
 impl Connections {
     /// Set up the console: output to stdout and `console_log`, the script typing into the
-    /// UART, and (on a terminal) raw mode with `Ctrl-A` escapes and a reader thread.
-    pub fn open(console_log: Option<File>, script: Script, save_path: Option<PathBuf>) -> Self {
+    /// UART, and with `read_stdin` a reader thread for standard input and (on a terminal) raw
+    /// mode with `Ctrl-A` escapes. Without `read_stdin` (a deterministic run) the guest's only
+    /// input is the script; signals still stop the machine.
+    pub fn open(
+        console_log: Option<File>,
+        script: Script,
+        save_path: Option<PathBuf>,
+        read_stdin: bool,
+    ) -> Self {
         let console_input = rv32vm_devices::UartInput::new();
         let console = ConsoleOut::new(console_log, script, console_input.clone());
         let requests = Arc::new(HostRequests::default());
-        let interactive = terminal::stdin_is_terminal();
         terminal::install_signal_handlers();
+        if !read_stdin {
+            return Connections {
+                console,
+                console_input,
+                requests,
+                raw_terminal: None,
+                save_path,
+            };
+        }
+        let interactive = terminal::stdin_is_terminal();
         let raw_terminal = if interactive {
             match RawTerminal::enable() {
                 Ok(t) => Some(t),

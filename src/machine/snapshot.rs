@@ -5,8 +5,8 @@
 //! Layout: an 16-byte header (magic `RV32SNAP`, format version, flags), then sections, each
 //! `tag (4 bytes) | payload length (u64) | CRC-32 of the payload (u32) | payload`, ending with
 //! an `END\0` section. Everything is little endian. Sections appear in a fixed order and each
-//! exactly once (`DISK` once per disk): `MACH`, `HART`, `DEVS`, `CONS`, `BOOT`, `DISK`...,
-//! `RAM\0`, `END\0`.
+//! exactly once (`DISK` once per disk): `MACH`, `HART`, `DEVS`, `CONS`, `BOOT`, `DETM` (only
+//! with the header's [`FLAG_DETERMINISTIC`]), `DISK`..., `RAM\0`, `END\0`.
 //!
 //! RAM is saved sparsely: a bitmap of the 4 KiB pages that hold anything but zeros, then those
 //! pages in groups of [`RAM_GROUP_PAGES`], each group LZ4-compressed (block format). A page of
@@ -42,6 +42,11 @@ pub const RAM_GROUP_PAGES: usize = 256;
 /// Size of a RAM page in the snapshot.
 pub const PAGE_SIZE: usize = 4096;
 
+/// Header flag: the machine ran in deterministic mode (`--deterministic`); a `DETM` section
+/// follows `CONS`, and a restore goes on deterministically. Readers before this flag existed
+/// refuse such a file ("unknown header flags").
+pub const FLAG_DETERMINISTIC: u32 = 1;
+
 const HEADER_LEN: usize = 16;
 const SECTION_HEADER_LEN: usize = 16;
 
@@ -50,6 +55,7 @@ const TAG_HART: [u8; 4] = *b"HART";
 const TAG_DEVICES: [u8; 4] = *b"DEVS";
 const TAG_CONSOLE: [u8; 4] = *b"CONS";
 const TAG_POWER_ON: [u8; 4] = *b"BOOT";
+const TAG_DETERMINISTIC: [u8; 4] = *b"DETM";
 const TAG_DISK: [u8; 4] = *b"DISK";
 const TAG_RAM: [u8; 4] = *b"RAM\0";
 const TAG_END: [u8; 4] = *b"END\0";
@@ -107,6 +113,13 @@ pub struct DiskRecord {
     pub overlay: Vec<(u64, Vec<u8>)>,
 }
 
+/// A deterministic run's state beyond the machine's (the `DETM` section).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeterministicRecord {
+    /// The seeded entropy generator's state (`None`: the machine had no entropy device).
+    pub entropy: Option<[u64; 4]>,
+}
+
 /// A snapshot read back and checked, ready to be put into a new machine.
 pub struct Snapshot {
     /// Guest RAM size in bytes.
@@ -119,6 +132,9 @@ pub struct Snapshot {
     pub console_line: Vec<u8>,
     /// What the machine was powered on with (for a guest reboot after the restore).
     pub power_on: Option<PowerOn>,
+
+    /// Saved from a deterministic run: what it needs beyond the machine's state.
+    pub deterministic: Option<DeterministicRecord>,
     pub disks: Vec<DiskRecord>,
     /// The RAM section's payload, checked; [`Snapshot::load_ram`] expands it.
     ram: Vec<u8>,
@@ -144,11 +160,11 @@ struct FileWriter {
 }
 
 impl FileWriter {
-    fn new() -> Self {
+    fn new(flags: u32) -> Self {
         let mut bytes = Vec::with_capacity(1 << 20);
         bytes.extend_from_slice(&MAGIC);
         bytes.extend_from_slice(&VERSION.to_le_bytes());
-        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes.extend_from_slice(&flags.to_le_bytes());
         Self { bytes }
     }
 
@@ -170,7 +186,8 @@ pub fn save(path: &Path, hart: &Hart, system: &System) -> Result<SaveSummary, Sn
         return Err(SnapshotError::HostDevices);
     }
     let started = Instant::now();
-    let mut file = FileWriter::new();
+    let deterministic = system.is_deterministic();
+    let mut file = FileWriter::new(if deterministic { FLAG_DETERMINISTIC } else { 0 });
 
     let mut machine = StateWriter::new();
     machine.u32(system.ram.size());
@@ -203,6 +220,14 @@ pub fn save(path: &Path, hart: &Hart, system: &System) -> Result<SaveSummary, Sn
         None => power_on.bool(false),
     }
     file.section(TAG_POWER_ON, power_on.as_bytes());
+
+    if deterministic {
+        let mut det = StateWriter::new();
+        let entropy = system.entropy_state();
+        det.bool(entropy.is_some());
+        entropy.unwrap_or_default().iter().for_each(|&w| det.u64(w));
+        file.section(TAG_DETERMINISTIC, det.as_bytes());
+    }
 
     for blk in system.disks() {
         let disk = blk.disk();
@@ -403,7 +428,7 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
         });
     }
     let flags = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
-    if flags != 0 {
+    if flags & !FLAG_DETERMINISTIC != 0 {
         return Err(SnapshotError::Corrupt {
             path: path.to_path_buf(),
             detail: format!("unknown header flags {flags:#x}"),
@@ -419,6 +444,11 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
     let devices = sections.expect(TAG_DEVICES)?;
     let console = sections.expect(TAG_CONSOLE)?;
     let power_on = sections.expect(TAG_POWER_ON)?;
+    let deterministic = if flags & FLAG_DETERMINISTIC != 0 {
+        Some(sections.expect(TAG_DETERMINISTIC)?)
+    } else {
+        None
+    };
     let mut disks = Vec::new();
     while sections.next_is(TAG_DISK) {
         disks.push(sections.expect(TAG_DISK)?);
@@ -474,6 +504,21 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
         Ok(image)
     })()
     .map_err(|e| corrupt("BOOT", e))?;
+    let deterministic = deterministic
+        .map(|payload| {
+            let mut input = StateReader::new(payload);
+            let has_entropy = input.bool("entropy device")?;
+            let mut state = [0u64; 4];
+            for word in &mut state {
+                *word = input.u64("entropy generator state")?;
+            }
+            input.finish("the deterministic state")?;
+            Ok(DeterministicRecord {
+                entropy: has_entropy.then_some(state),
+            })
+        })
+        .transpose()
+        .map_err(|e| corrupt("DETM", e))?;
 
     let disks = disks
         .into_iter()
@@ -495,6 +540,7 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
         devices,
         console_line,
         power_on,
+        deterministic,
         disks,
         ram: bytes,
         path: path.to_path_buf(),
@@ -661,7 +707,17 @@ mod tests {
     use super::*;
 
     fn sample_file() -> Vec<u8> {
-        let mut file = FileWriter::new();
+        sample_file_with(None)
+    }
+
+    /// A small file; with `entropy`, saved from a deterministic run.
+    fn sample_file_with(entropy: Option<Option<[u64; 4]>>) -> Vec<u8> {
+        let flags = if entropy.is_some() {
+            FLAG_DETERMINISTIC
+        } else {
+            0
+        };
+        let mut file = FileWriter::new(flags);
         let mut machine = StateWriter::new();
         machine.u32(16 << 12);
         machine.u8(0);
@@ -682,6 +738,13 @@ mod tests {
         }
         .save(&mut power_on);
         file.section(TAG_POWER_ON, power_on.as_bytes());
+
+        if let Some(entropy) = entropy {
+            let mut det = StateWriter::new();
+            det.bool(entropy.is_some());
+            entropy.unwrap_or_default().iter().for_each(|&w| det.u64(w));
+            file.section(TAG_DETERMINISTIC, det.as_bytes());
+        }
         let mut ram = GuestRam::new(0x8000_0000, 16 << 12).unwrap();
         assert!(ram.write(0x8000_3000, b"hello"));
         assert!(ram.write(0x8000_f000 - 1, &[1, 2]));
@@ -712,6 +775,29 @@ mod tests {
         snapshot.load_ram(&mut ram).unwrap();
         assert_eq!(ram.bytes(0x8000_3000, 5), Some(&b"hello"[..]));
         assert_eq!(ram.bytes(0x8000_f000 - 1, 2), Some(&[1u8, 2][..]));
+    }
+
+    #[test]
+    fn a_deterministic_run_is_recorded() {
+        let plain = parse(Path::new("t"), sample_file()).unwrap();
+        assert_eq!(plain.deterministic, None);
+        for entropy in [Some([1, 2, 3, u64::MAX]), None] {
+            let snapshot = parse(Path::new("t"), sample_file_with(Some(entropy))).unwrap();
+            assert_eq!(
+                snapshot.deterministic,
+                Some(DeterministicRecord { entropy })
+            );
+            assert_eq!(snapshot.console_line, b"~ # ");
+        }
+        // The flag without its section, and unknown flags, are refused.
+        let mut bytes = sample_file();
+        bytes[12] |= FLAG_DETERMINISTIC as u8;
+        let error = parse(Path::new("t"), bytes).err().unwrap().to_string();
+        assert!(error.contains("DETM"), "{error}");
+        let mut bytes = sample_file();
+        bytes[12] |= 2;
+        let error = parse(Path::new("t"), bytes).err().unwrap().to_string();
+        assert!(error.contains("unknown header flags"), "{error}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use rv32vm_devices::{
 use rv32vm_firmware::sbi::{self, ResetKind, SbiCall, SbiHost};
 
 use super::console::ConsoleOut;
+use super::determinism::{Deterministic, VirtualTime};
 use super::map;
 use super::power::PowerOn;
 use super::ram::GuestRam;
@@ -28,6 +29,15 @@ use crate::exec::{Platform, Resume, Stop, Target};
 const POLL_INTERVAL_BLOCKS: u32 = 256;
 /// Longest single host sleep while the guest waits for an interrupt.
 const MAX_IDLE_SLEEP: Duration = Duration::from_millis(10);
+/// Nanoseconds per machine-clock tick.
+const NS_PER_TICK: u64 = 1_000_000_000 / crate::cpu::clock::TIMEBASE_HZ;
+/// Jump of virtual time at one WFI in a deterministic run (10 ms in ticks) when no timer is
+/// armed, or when console input waits and no timer deadline comes sooner.
+const VIRTUAL_IDLE_STEP: u64 = crate::cpu::clock::TIMEBASE_HZ / 100;
+/// Timer deadlines from here on (29 000 years of ticks) count as disarmed when a
+/// deterministic run's WFI looks for the next event (`mtimecmp` and `stimecmp` reset to all
+/// ones).
+const DISARMED_DEADLINE: u64 = 1 << 63;
 /// Traps delivered to the guest in a row with no instruction retired in between before the
 /// machine gives up: the guest's trap handler itself traps (no handler installed, a garbage
 /// kernel or firmware). A working guest retires handler instructions between any two traps.
@@ -105,6 +115,9 @@ pub struct System {
     streak_start: Option<(Trap, crate::cpu::Priv, u32)>,
     /// Wall-clock limit (`--timeout`): when it passes, the run stops with status 124.
     pub deadline: Option<(Instant, Duration)>,
+    /// In a deterministic run: the virtual time devices read (the RTC, the UART's input
+    /// pacing), kept equal to the machine clock.
+    virtual_time: Option<VirtualTime>,
 }
 
 /// Building the device set failed (a programming error in the memory map, reported cleanly).
@@ -120,6 +133,12 @@ pub enum SystemError {
     VirtioMemory(String),
     #[error("too many disks: at most {0} (virtio-mmio slots, one is the entropy device)")]
     TooManyDisks(u32),
+    /// Host devices (`--share`, `--net`) complete requests on worker threads at host speed.
+    #[error(
+        "--share and --net cannot be used with --deterministic: they are served by host \
+         threads at host speed"
+    )]
+    HostDevicesNotDeterministic,
     /// Disks, shares and the network card need more virtio-mmio slots than the machine has.
     #[error(
         "too many virtio devices: {disks} disks + {shares} shares + {nets} network cards; at most \
@@ -152,7 +171,9 @@ impl HostDevices {
 }
 
 impl System {
-    /// A machine with `ram_size` bytes of RAM and the standard devices.
+    /// A machine with `ram_size` bytes of RAM and the standard devices; with `deterministic`,
+    /// on virtual time with a seeded entropy device (see [`super::determinism`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ram_size: u32,
         firmware: FirmwareMode,
@@ -161,8 +182,13 @@ impl System {
         requests: Arc<HostRequests>,
         disks: Vec<VirtioBlk>,
         host: HostDevices,
+        deterministic: Option<Deterministic>,
     ) -> Result<System, SystemError> {
         let ram = GuestRam::new(map::RAM_BASE, ram_size)?;
+        if deterministic.is_some() && host.slots() > 0 {
+            return Err(SystemError::HostDevicesNotDeterministic);
+        }
+        let virtual_time = deterministic.map(|_| VirtualTime::new());
         if disks.len() as u32 >= map::VIRTIO_SLOTS {
             return Err(SystemError::TooManyDisks(map::VIRTIO_SLOTS - 1));
         }
@@ -182,14 +208,17 @@ impl System {
         let virtio_irqs = (0..Self::virtio_slots(disks.len(), host.slots()))
             .map(|slot| plic.irq_line(map::VIRTIO_IRQ_BASE + slot))
             .collect::<Result<Vec<_>, _>>()?;
-        let uart = Uart::with_input(uart_irq, console.clone(), console_input.clone());
+        let mut uart = Uart::with_input(uart_irq, console.clone(), console_input.clone());
+        let rtc = match (&virtual_time, deterministic) {
+            (Some(time), Some(det)) => {
+                uart.set_rx_pacing(Some(time.rx_pacing()));
+                GoldfishRtc::new(rtc_irq, time.wall_clock(det.rtc_start_ns))
+            }
+            _ => GoldfishRtc::with_system_clock(rtc_irq),
+        };
         let mut bus = Bus::new();
         let syscon = bus.insert(map::SYSCON_BASE as u64, map::SYSCON_SIZE, Syscon::new())?;
-        let rtc = bus.insert(
-            map::RTC_BASE as u64,
-            map::RTC_SIZE,
-            GoldfishRtc::with_system_clock(rtc_irq),
-        )?;
+        let rtc = bus.insert(map::RTC_BASE as u64, map::RTC_SIZE, rtc)?;
         let clint = bus.insert(map::CLINT_BASE as u64, map::CLINT_SIZE, Clint::new())?;
         let plic = bus.insert(map::PLIC_BASE as u64, map::PLIC_SIZE, plic)?;
         let uart = bus.insert(map::UART_BASE as u64, map::UART_SIZE, uart)?;
@@ -232,7 +261,11 @@ impl System {
         // The one line left is the entropy device's.
         let rng = match slots.next() {
             Some((slot, irq)) => {
-                let rng = VirtioMmio::new(VirtioRng::new(), memory, irq);
+                let device = match deterministic {
+                    Some(det) => VirtioRng::seeded(det.rng_seed()),
+                    None => VirtioRng::new(),
+                };
+                let rng = VirtioMmio::new(device, memory, irq);
                 Some(bus.insert(slot_base(slot), virtio::mmio::MMIO_SIZE, rng)?)
             }
             None => None,
@@ -266,6 +299,7 @@ impl System {
             instret_at_last_trap: None,
             streak_start: None,
             deadline: None,
+            virtual_time,
         })
     }
 
@@ -476,6 +510,9 @@ impl System {
             hart.set_time(written);
         }
         let now = hart.time();
+        if let Some(time) = &self.virtual_time {
+            time.set_ticks(now);
+        }
         let mut set = 0;
         if let Some(clint) = self.bus.device_mut(self.clint) {
             clint.set_time(now);
@@ -674,10 +711,48 @@ impl System {
         deadline
     }
 
+    /// In a deterministic run, make the devices' virtual time the machine clock's (before a
+    /// device access: the RTC and the UART's input pacing read it).
+    #[inline]
+    fn note_virtual_time(&self, hart: &Hart) {
+        if let Some(time) = &self.virtual_time {
+            time.set_ticks(hart.time());
+        }
+    }
+
+    /// Whether the machine runs on virtual time (`--deterministic`).
+    pub fn is_deterministic(&self) -> bool {
+        self.virtual_time.is_some()
+    }
+
+    /// Set the devices' virtual time from the hart's clock now (a restored machine, before
+    /// its devices' state goes back: the RTC keeps its time as an offset from its clock).
+    pub fn sync_virtual_time(&self, hart: &Hart) {
+        self.note_virtual_time(hart);
+    }
+
+    /// The seeded entropy generator's state, in a deterministic machine (for a snapshot).
+    pub fn entropy_state(&self) -> Option<[u64; 4]> {
+        let id = self.rng?;
+        self.bus.device(id)?.device().seeded_state()
+    }
+
+    /// Make the entropy device go on from a saved generator state.
+    pub fn set_entropy_state(&mut self, state: [u64; 4]) {
+        if let Some(rng) = self.rng.and_then(|id| self.bus.device_mut(id)) {
+            rng.device_mut().set_seeded_state(state);
+        }
+    }
+
     /// WFI: sleep the host thread until a timer deadline, console input or a device interrupt
-    /// raised by a worker thread (which unparks this thread), in short slices.
+    /// raised by a worker thread (which unparks this thread), in short slices. In a
+    /// deterministic run, jump virtual time instead ([`System::idle_virtual`]).
     pub fn idle(&mut self, hart: &mut Hart) {
         self.flush_console();
+        if self.virtual_time.is_some() {
+            self.idle_virtual(hart);
+            return;
+        }
         loop {
             self.sync_interrupts(hart);
             if hart.csr.mip & hart.csr.mie != 0 || self.stop_pending() {
@@ -692,10 +767,41 @@ impl System {
                 Some(d) => Duration::from_nanos((d - now) * 100).min(MAX_IDLE_SLEEP),
                 None => MAX_IDLE_SLEEP,
             };
-            if hart.clock.is_deterministic() {
-                return;
-            }
             std::thread::park_timeout(wait);
+        }
+    }
+
+    /// WFI in a deterministic run: nothing happens while the guest waits but the passing of
+    /// time, so the machine clock jumps to the next event, as QEMU's `-icount sleep=off`:
+    /// the earliest timer deadline (CLINT, Sstc or the SBI timer, the RTC alarm), or
+    /// [`VIRTUAL_IDLE_STEP`] ahead if that is sooner and console input waits for the UART's
+    /// pacing, or if there is no deadline at all. The guest then runs on; if it is still idle
+    /// it executes WFI again.
+    fn idle_virtual(&mut self, hart: &mut Hart) {
+        self.sync_interrupts(hart);
+        if hart.csr.mip & hart.csr.mie != 0 || self.stop_pending() {
+            return;
+        }
+        let now = hart.time();
+        // A comparator at all ones (or thousands of years ahead) is a disarmed timer.
+        let mut next = self.next_deadline(hart).filter(|&d| d < DISARMED_DEADLINE);
+        if let Some(alarm_ns) = self
+            .bus
+            .device(self.rtc)
+            .and_then(GoldfishRtc::next_alarm_in_ns)
+        {
+            let alarm = now.saturating_add(alarm_ns.div_ceil(NS_PER_TICK).max(1));
+            next = Some(next.map_or(alarm, |d| d.min(alarm)));
+        }
+        let step = now.saturating_add(VIRTUAL_IDLE_STEP);
+        let target = match next {
+            Some(deadline) if self.console_input.has_pending() => deadline.min(step),
+            Some(deadline) => deadline,
+            None => step,
+        };
+        if target > now {
+            hart.set_time(target);
+            self.sync_interrupts(hart);
         }
     }
 
@@ -803,6 +909,7 @@ impl Platform for System {
     }
 
     fn mmio_read(&mut self, hart: &mut Hart, paddr: u32, size: u32) -> Result<u64, Trap> {
+        self.note_virtual_time(hart);
         let v = self
             .bus
             .read(paddr as u64, size as u8)
@@ -818,6 +925,7 @@ impl Platform for System {
         size: u32,
         value: u64,
     ) -> Result<(), Trap> {
+        self.note_virtual_time(hart);
         self.bus
             .write(paddr as u64, size as u8, value)
             .ok_or(Trap::new(Exception::StoreAccessFault, paddr))?;
@@ -940,6 +1048,10 @@ mod tests {
     const TIMEBASE_TICKS_PER_SECOND: u64 = crate::cpu::csr::TIMEBASE_HZ;
 
     fn machine(firmware: FirmwareMode) -> System {
+        machine_with(firmware, None)
+    }
+
+    fn machine_with(firmware: FirmwareMode, deterministic: Option<Deterministic>) -> System {
         let input = UartInput::new();
         let console = ConsoleOut::new(None, Script::default(), input.clone());
         System::new(
@@ -950,8 +1062,54 @@ mod tests {
             Arc::new(HostRequests::default()),
             Vec::new(),
             HostDevices::default(),
+            deterministic,
         )
         .expect("a machine")
+    }
+
+    #[test]
+    fn deterministic_idle_jumps_virtual_time_to_the_next_deadline() {
+        let mut m = machine_with(FirmwareMode::Builtin, Some(Deterministic::new(0)));
+        assert!(m.is_deterministic());
+        let mut hart = Hart::new();
+        hart.clock.set_deterministic(true, 0);
+        hart.set_time(0);
+        hart.csr.menvcfg = 0; // the SBI timer, not Sstc
+        hart.instret = 1_000;
+        let start = hart.time();
+        assert_eq!(
+            start,
+            1_000 / crate::cpu::clock::DETERMINISTIC_INSNS_PER_TICK
+        );
+        // The built-in SBI's timer, 2 s ahead: WFI takes the guest there at once, with no
+        // host sleep and no instruction retired.
+        hart.csr.mie = IRQ_STI;
+        m.sbi_timer = start + 2 * TIMEBASE_TICKS_PER_SECOND;
+        let host = Instant::now();
+        m.idle(&mut hart);
+        assert!(
+            host.elapsed() < Duration::from_millis(5),
+            "{:?}",
+            host.elapsed()
+        );
+        assert_eq!(hart.time(), start + 2 * TIMEBASE_TICKS_PER_SECOND);
+        assert_ne!(hart.csr.mip & IRQ_STI, 0, "the timer is pending");
+        // Pending already: time stays.
+        m.idle(&mut hart);
+        assert_eq!(hart.time(), start + 2 * TIMEBASE_TICKS_PER_SECOND);
+        // No deadline at all: one bounded step per WFI.
+        m.sbi_timer = u64::MAX;
+        m.sync_interrupts(&mut hart);
+        let before = hart.time();
+        m.idle(&mut hart);
+        assert_eq!(hart.time(), before + VIRTUAL_IDLE_STEP);
+        // The RTC reads the fixed date plus virtual time.
+        let rtc_low = map::RTC_BASE + rv32vm_devices::rtc::TIME_LOW as u32;
+        let rtc_high = map::RTC_BASE + rv32vm_devices::rtc::TIME_HIGH as u32;
+        let low = m.mmio_read(&mut hart, rtc_low, 4).unwrap();
+        let high = m.mmio_read(&mut hart, rtc_high, 4).unwrap();
+        let epoch = super::super::determinism::RTC_EPOCH_SECS * 1_000_000_000;
+        assert_eq!(high << 32 | low, epoch + hart.time() * NS_PER_TICK);
     }
 
     #[test]
