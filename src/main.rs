@@ -77,6 +77,13 @@ struct BootArgs {
     /// Write the device tree the guest gets to FILE.
     #[arg(long, value_name = "FILE")]
     dump_dtb: Option<PathBuf>,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+/// What `boot` and `restore` share: how the session runs, is scripted, saved and stopped.
+#[derive(Args)]
+struct SessionArgs {
     /// Stop after this many seconds of wall-clock time (exit status 124).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
@@ -86,7 +93,9 @@ struct BootArgs {
     #[arg(long)]
     stats: bool,
     /// Wait until the console shows PATTERN (literal text, or `re:REGEX`), then type the
-    /// matching --send. Given in pairs with --send, in order.
+    /// matching --send. Given in pairs with --send, in order. After `restore`, the line the
+    /// console showed when the machine was saved (its prompt) counts as output, so a script
+    /// may start with the prompt it was saved at.
     #[arg(long, value_name = "PATTERN")]
     expect: Vec<String>,
     /// Text to type (followed by Enter) once the matching --expect pattern has appeared.
@@ -100,14 +109,16 @@ struct BootArgs {
     /// to FILE and exit with status 0. `rv32vm restore FILE` resumes it.
     #[arg(long, value_name = "FILE", requires = "expect")]
     save: Option<PathBuf>,
-    /// Stop after exactly this many instructions (exit status 124).
+    /// Stop after exactly this many instructions (exit status 124); on `restore`, counted
+    /// from the restore.
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// Make the run depend only on its inputs, never on the host: guest time counts retired
     /// instructions (WFI jumps to the next timer), the RTC starts at 2026-01-01T00:00:00Z,
     /// the entropy device is seeded (--seed), and console input comes only from --send.
     /// Two runs with the same inputs print the same console output byte for byte.
-    /// --share, --net and --gdb are refused.
+    /// --share, --net and --gdb are refused. A snapshot saved from a deterministic run
+    /// always goes on deterministically.
     #[arg(long)]
     deterministic: bool,
     /// With --deterministic: the entropy device's seed (default 0).
@@ -115,6 +126,16 @@ struct BootArgs {
     seed: Option<u64>,
     #[command(flatten)]
     gdb: GdbArgs,
+}
+
+impl SessionArgs {
+    fn script(&self) -> Result<Script, rv32vm::machine::console::ScriptError> {
+        Script::new(&self.expect, &self.send)
+    }
+
+    fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout.map(std::time::Duration::from_secs)
+    }
 }
 
 /// The GDB stub's options, shared by every command that runs a guest.
@@ -146,56 +167,25 @@ struct RestoreArgs {
     /// recorded; it must have the same size. Its mode (ro, snapshot) is the saved disk's.
     #[arg(long, value_name = "FILE")]
     disk: Vec<PathBuf>,
-    /// Stop after this many seconds of wall-clock time (exit status 124).
-    #[arg(long, value_name = "SECONDS")]
-    timeout: Option<u64>,
     #[command(flatten)]
-    engine: EngineArgs,
-    /// Print engine statistics to stderr at exit.
-    #[arg(long)]
-    stats: bool,
-    /// Wait until the console shows PATTERN, then type the matching --send. The line the
-    /// console showed when the machine was saved (its prompt) counts as output, so a script
-    /// may start with the prompt it was saved at.
-    #[arg(long, value_name = "PATTERN")]
-    expect: Vec<String>,
-    /// Text to type (followed by Enter) once the matching --expect pattern has appeared.
-    #[arg(long, value_name = "TEXT")]
-    send: Vec<String>,
-    /// Also write everything the guest prints on the console to FILE.
-    #[arg(long, value_name = "FILE")]
-    console_log: Option<PathBuf>,
-    /// Save again when the last --expect (without --send) appears, then exit 0.
-    #[arg(long, value_name = "FILE", requires = "expect")]
-    save: Option<PathBuf>,
-    /// Stop after exactly this many instructions (exit status 124).
-    #[arg(long, value_name = "N")]
-    max_insns: Option<u64>,
-    /// Go on deterministically (see `boot --deterministic`) from a snapshot of a normal run.
-    /// A snapshot saved from a deterministic run always goes on deterministically.
-    #[arg(long)]
-    deterministic: bool,
-    /// With --deterministic: the entropy device's seed (default 0).
-    #[arg(long, value_name = "N", requires = "deterministic")]
-    seed: Option<u64>,
-    #[command(flatten)]
-    gdb: GdbArgs,
+    session: SessionArgs,
 }
 
 fn restore(args: RestoreArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let session = args.session;
     let opts = rv32vm::machine::restore::RestoreOptions {
         snapshot: args.snapshot,
-        timeout: args.timeout.map(std::time::Duration::from_secs),
-        engine: args.engine.config(),
-        stats: args.stats,
-        script: Script::new(&args.expect, &args.send)?,
-        console_log: args.console_log,
+        timeout: session.timeout(),
+        engine: session.engine.config(),
+        stats: session.stats,
+        script: session.script()?,
+        console_log: session.console_log,
         disks: args.disk,
-        save: args.save,
-        max_insns: args.max_insns,
-        gdb: args.gdb.options(),
-        deterministic: args.deterministic,
-        seed: args.seed,
+        save: session.save,
+        max_insns: session.max_insns,
+        gdb: session.gdb.options(),
+        deterministic: session.deterministic,
+        seed: session.seed,
     };
     Ok(rv32vm::machine::restore::run(&opts)?)
 }
@@ -329,6 +319,7 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         "builtin" => None,
         file => Some(PathBuf::from(file)),
     };
+    let session = args.session;
     let opts = rv32vm::machine::boot::BootOptions {
         kernel,
         initrd,
@@ -337,19 +328,20 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         bios,
         dtb: args.dtb,
         dump_dtb: args.dump_dtb,
-        timeout: args.timeout.map(std::time::Duration::from_secs),
-        engine: args.engine.config(),
-        stats: args.stats,
-        script: Script::new(&args.expect, &args.send)?,
-        console_log: args.console_log,
+        timeout: session.timeout(),
+        engine: session.engine.config(),
+        stats: session.stats,
+        script: session.script()?,
+        console_log: session.console_log,
         disks,
         shares: args.share,
         net: args.net,
-        save: args.save,
-        max_insns: args.max_insns,
-        gdb: args.gdb.options(),
-        deterministic: args.deterministic.then(|| {
-            args.seed
+        save: session.save,
+        max_insns: session.max_insns,
+        gdb: session.gdb.options(),
+        deterministic: session.deterministic.then(|| {
+            session
+                .seed
                 .unwrap_or(rv32vm::machine::determinism::DEFAULT_SEED)
         }),
     };
@@ -401,7 +393,7 @@ struct EngineArgs {
     #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T2_THRESHOLD)]
     t2_threshold: u32,
     /// How hard tier 2's LLVM optimises regions: `full` (O2; the default under auto) or
-    /// `fast` (a short pipeline and fast instruction selection; the default under --tier t2).
+    /// `fast` (no IR passes, O0 code generation; the default under --tier t2).
     #[arg(long, value_name = "full|fast", value_parser = parse_t2_opt)]
     t2_opt: Option<rv32vm::exec::T2Opt>,
     /// Do not chain compiled blocks with patched jumps.

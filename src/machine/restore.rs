@@ -267,17 +267,22 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
         opts.save.clone(),
         deterministic.is_none(),
     );
-    let mut system = System::new(
-        memory,
-        firmware,
-        connections.console.clone(),
-        connections.console_input.clone(),
-        connections.requests.clone(),
-        disks,
-        HostDevices::default(),
-        deterministic,
-    )?;
-    system.deadline = deadline;
+    // The machine as saved (its devices, not their state): for the restore and each reboot.
+    let new_machine = |disks, deterministic| -> Result<System, SystemError> {
+        let mut system = System::new(
+            memory,
+            firmware,
+            connections.console.clone(),
+            connections.console_input.clone(),
+            connections.requests.clone(),
+            disks,
+            HostDevices::default(),
+            deterministic,
+        )?;
+        system.deadline = deadline;
+        Ok(system)
+    };
+    let mut system = new_machine(disks, deterministic)?;
     snapshot.load_ram(&mut system.ram)?;
     let mut hart = Hart::new();
     if deterministic.is_some() {
@@ -358,17 +363,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
                 retired_before_reset = retired_before_reset.wrapping_add(hart.instret);
                 deterministic = deterministic.map(|d| d.after_reset(hart.time()));
                 tracing::info!(resets, "guest requested a reset: rebooting");
-                let mut next = System::new(
-                    memory,
-                    firmware,
-                    connections.console.clone(),
-                    connections.console_input.clone(),
-                    connections.requests.clone(),
-                    disks,
-                    HostDevices::default(),
-                    deterministic,
-                )?;
-                next.deadline = deadline;
+                let mut next = new_machine(disks, deterministic)?;
                 hart = next
                     .power_on(Arc::clone(image))
                     .map_err(|e| RestoreError::PowerOn {
