@@ -71,6 +71,32 @@ extern "C" fn fork_release() {
     unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
 }
 
+/// [`FORK_GUARD`] held while LLVM is at work in this thread (setting up, compiling, freeing
+/// code, tearing down), so a `fork` never copies LLVM's own locks held mid-change (a child
+/// whose compile thread then waits for such a lock hangs forever). Released when dropped.
+struct LlvmWork(());
+
+impl LlvmWork {
+    fn begin() -> LlvmWork {
+        // SAFETY: a statically initialised mutex, unlocked by `drop` in this thread.
+        unsafe { libc::pthread_mutex_lock(FORK_GUARD.0.get()) };
+        LlvmWork(())
+    }
+}
+
+impl Drop for LlvmWork {
+    fn drop(&mut self) {
+        // SAFETY: locked by `begin` in this thread.
+        unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
+    }
+}
+
+/// Run `f`, which touches LLVM, as [`LlvmWork`].
+fn with_fork_guard<T>(f: impl FnOnce() -> T) -> T {
+    let _work = LlvmWork::begin();
+    f()
+}
+
 /// Register the fork handlers once per process.
 fn guard_forks() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -219,8 +245,8 @@ fn host_machine() -> Result<TargetMachine, String> {
 type EpochCode<'ctx> = (u64, ExecutionEngine<'ctx>, Vec<Module<'ctx>>);
 
 fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &AtomicBool) {
-    let machine = host_machine();
-    let context = Context::create();
+    // LLVM's target registry takes a global lock: under the fork guard like every compile.
+    let (machine, context) = with_fork_guard(|| (host_machine(), Context::create()));
     let mut engines: Vec<EpochCode<'_>> = Vec::new();
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
@@ -230,7 +256,7 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             Ok(Message::Job(job)) => job,
             Ok(Message::ForgetBefore(epoch)) => {
                 oldest_live_epoch = oldest_live_epoch.max(epoch);
-                engines.retain(|(e, _, _)| *e >= oldest_live_epoch);
+                with_fork_guard(|| engines.retain(|(e, _, _)| *e >= oldest_live_epoch));
                 continue;
             }
             Ok(Message::Shutdown) | Err(_) => break,
@@ -239,15 +265,11 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             break;
         }
         let started = thread_cpu_time();
-        // SAFETY: see `ForkGuard`; unlocked below in this thread.
-        unsafe { libc::pthread_mutex_lock(FORK_GUARD.0.get()) };
-        let result = match &machine {
+        let result = with_fork_guard(|| match &machine {
             _ if job.epoch < oldest_live_epoch => Err("planned in a forgotten epoch".into()),
             Ok(machine) => compile_one(&context, machine, &mut engines, &job, dump.as_deref()),
             Err(e) => Err(e.clone()),
-        };
-        // SAFETY: locked above in this thread.
-        unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
+        });
         let answer = CompileDone {
             id: job.id,
             epoch: job.epoch,
@@ -258,6 +280,12 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             break;
         }
     }
+    // Freeing the code and LLVM's state is LLVM work too.
+    let work = LlvmWork::begin();
+    drop(engines);
+    drop(context);
+    drop(machine);
+    drop(work);
 }
 
 fn compile_one<'ctx>(
