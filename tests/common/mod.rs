@@ -96,11 +96,15 @@ pub struct RawOutcome {
 /// Runs `command` with stdin closed and stdout/stderr captured as bytes,
 /// killing it if it has not exited after `limit`.
 pub fn run_capturing_bytes(command: &mut Command, limit: Duration) -> std::io::Result<RawOutcome> {
+    use std::os::unix::process::CommandExt;
     let started = Instant::now();
+    // A process group of its own, so the time limit kills whatever the child forked too
+    // (a forked guest process that holds stdout open would keep the capture waiting).
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()?;
     // Drain both pipes on their own threads so a chatty child cannot block
     // on a full pipe while we wait for it.
@@ -123,7 +127,9 @@ fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<Ex
         }
         if Instant::now() >= deadline {
             // The child may exit between try_wait and kill; either way it
-            // is reaped by the wait below.
+            // is reaped by the wait below. Its whole group goes (see `run_capturing_bytes`).
+            // SAFETY: kill has no memory effects; the group is the child's own.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.kill();
             child.wait()?;
             return Ok(None);
