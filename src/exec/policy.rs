@@ -90,15 +90,20 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
+    /// Whether the guest waits for each tier-2 compile (`--tier t2`, a deterministic run)
+    /// instead of running on while it compiles in the background.
+    pub fn t2_waits(&self) -> bool {
+        self.tier == Tier::T2 || self.deterministic
+    }
+
     /// Tier 2's optimisation level for this configuration: `Fast` where the guest waits for
     /// every compile (`--tier t2`, a deterministic run), else `Full`.
     pub fn t2_opt(&self) -> T2Opt {
-        self.t2_opt
-            .unwrap_or(if self.tier == Tier::T2 || self.deterministic {
-                T2Opt::Fast
-            } else {
-                T2Opt::Full
-            })
+        self.t2_opt.unwrap_or(if self.t2_waits() {
+            T2Opt::Fast
+        } else {
+            T2Opt::Full
+        })
     }
 }
 
@@ -144,7 +149,7 @@ impl Policy {
         Policy {
             t1_after: t1_after.filter(|_| cfg!(tier1)),
             t2_after: t2_after.filter(|_| cfg!(tier2)),
-            t2_wait: config.tier == Tier::T2 || config.deterministic,
+            t2_wait: config.t2_waits(),
         }
     }
 

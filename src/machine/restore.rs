@@ -292,7 +292,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     hart.restore(&snapshot.hart);
     // The RTC keeps its saved time as an offset from its clock: the virtual one must read
     // the restored machine's time first.
-    system.sync_virtual_time(&hart);
+    system.note_virtual_time(&hart);
     let mut devices = StateReader::new(&snapshot.devices);
     system
         .restore_devices(&mut devices)

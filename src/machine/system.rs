@@ -712,9 +712,10 @@ impl System {
     }
 
     /// In a deterministic run, make the devices' virtual time the machine clock's (before a
-    /// device access: the RTC and the UART's input pacing read it).
+    /// device access, and on restore before the devices' state goes back: the RTC and the
+    /// UART's input pacing read it).
     #[inline]
-    fn note_virtual_time(&self, hart: &Hart) {
+    pub fn note_virtual_time(&self, hart: &Hart) {
         if let Some(time) = &self.virtual_time {
             time.set_ticks(hart.time());
         }
@@ -723,12 +724,6 @@ impl System {
     /// Whether the machine runs on virtual time (`--deterministic`).
     pub fn is_deterministic(&self) -> bool {
         self.virtual_time.is_some()
-    }
-
-    /// Set the devices' virtual time from the hart's clock now (a restored machine, before
-    /// its devices' state goes back: the RTC keeps its time as an offset from its clock).
-    pub fn sync_virtual_time(&self, hart: &Hart) {
-        self.note_virtual_time(hart);
     }
 
     /// The seeded entropy generator's state, in a deterministic machine (for a snapshot).
