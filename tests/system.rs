@@ -397,7 +397,14 @@ impl TmuxSession {
     }
 
     fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux").args(args).output().expect("run tmux")
+        // A server of its own (socket named after the session): on the shared default server,
+        // killing one tier's session can stop the server just as the next tier's
+        // new-session connects ("server exited unexpectedly").
+        Command::new("tmux")
+            .args(["-L", &self.name])
+            .args(args)
+            .output()
+            .expect("run tmux")
     }
 
     fn screen(&self) -> String {
