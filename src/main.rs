@@ -250,9 +250,14 @@ fn parse_share(text: &str) -> Result<(PathBuf, ShareOptions), String> {
         .filter(|p| !p.is_empty())
         .ok_or("--share needs a directory")?;
     let mut options = ShareOptions::default();
+    let mut tagged = false;
     for flag in parts {
         match flag.split_once('=') {
+            Some(("tag", _)) if tagged => {
+                return Err(format!("--share {text}: give one tag=TAG per share"))
+            }
             Some(("tag", tag)) => {
+                tagged = true;
                 if !rv32vm_devices::virtio::fs9p::is_valid_tag(tag) {
                     return Err(format!(
                         "bad mount tag `{tag}`: use 1 to {} letters, digits, `_`, `-` or `.`",

@@ -392,6 +392,23 @@ fn share_errors_are_clear() {
             ],
             "unknown share option",
         ),
+        (
+            vec![
+                "--share".into(),
+                format!("{},tag=a,tag=b", scratch.share().display()),
+            ],
+            "one tag=TAG per share",
+        ),
+        (
+            // Both default to the tag `host`: the guest could mount only one of them.
+            vec![
+                "--share".into(),
+                scratch.share().display().to_string(),
+                "--share".into(),
+                scratch.base.display().to_string(),
+            ],
+            "have the mount tag `host`",
+        ),
     ] {
         let outcome = common::run_with_timeout(
             Command::new(env!("CARGO_BIN_EXE_rv32vm")).args(&args),

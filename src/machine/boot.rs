@@ -141,6 +141,9 @@ pub enum BootError {
     /// A `--share` directory cannot be shared (missing, not a directory, bad tag).
     #[error("{0}")]
     Share(#[from] ShareError),
+    /// Two shares with one mount tag: the guest could mount only one of them.
+    #[error("two --share directories have the mount tag `{0}`: give each its own tag=TAG")]
+    DuplicateShareTag(String),
     /// The network could not start (a forwarded host port cannot be bound).
     #[error("--net: {0}")]
     Net(#[from] NetError),
@@ -246,6 +249,11 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             opts.net.is_some(),
             opts.gdb.is_some(),
         )?;
+    }
+    for (i, (_, share)) in opts.shares.iter().enumerate() {
+        if opts.shares[..i].iter().any(|(_, s)| s.tag == share.tag) {
+            return Err(BootError::DuplicateShareTag(share.tag.clone()));
+        }
     }
     if opts.save.is_some() && (!opts.shares.is_empty() || opts.net.is_some()) {
         return Err(BootError::Snapshot(

@@ -103,6 +103,8 @@ impl FromStr for HostForward {
             host_parts.next(),
         ) {
             (Some(protocol), Some(addr), Some(port), None) => (protocol, addr, port),
+            // `tcp:PORT` is a protocol with the address's colon missing, not an address.
+            (Some("tcp" | "udp"), Some(_), None, None) => return Err(syntax()),
             (Some(addr), Some(port), None, None) => ("tcp", addr, port),
             _ => return Err(syntax()),
         };
@@ -435,5 +437,10 @@ mod tests {
         ] {
             assert!(bad.parse::<HostForward>().is_err(), "{bad}");
         }
+        // A protocol without the address's colon is a syntax error, not a bad address.
+        assert!(matches!(
+            "tcp:18090-:80".parse::<HostForward>(),
+            Err(HostForwardParseError::Syntax(_))
+        ));
     }
 }
