@@ -155,6 +155,7 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
             s.t2_insns
         );
         let _ = writeln!(out, "    entries from loop   {}", s.t2_entries);
+        let _ = writeln!(out, "    chained to region   {}", s.t2_chained);
         let _ = writeln!(
             out,
             "    indirect jumps      {} within their region, {} leaving it",

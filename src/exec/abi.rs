@@ -34,6 +34,9 @@ pub struct Helpers {
     pub fp: usize,
     pub system: usize,
     pub dispatch: usize,
+    /// `extern "sysv64" fn(hart, ctx) -> usize`: the region to go on in after a region left
+    /// with a plain next pc ([`region_chain_helper`]).
+    pub chain: usize,
     pub cpop: usize,
     pub orc_b: usize,
     pub clmul: usize,
@@ -66,6 +69,7 @@ impl Helpers {
             fp: fp_helper::<P> as InsnFn<P> as usize,
             system: system_helper::<P> as SystemFn<P> as usize,
             dispatch: dispatch_helper::<P> as DispatchFn<P> as usize,
+            chain: region_chain_helper::<P> as DispatchFn<P> as usize,
             cpop: cpop as PureFn as usize,
             orc_b: orc_b as PureFn as usize,
             clmul: clmul as PureFn as usize,
@@ -272,6 +276,45 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
     }
     ctx.state.budget += 1;
     ctx.state.checked = true;
+    Exit::NEXT.0 as usize
+}
+
+/// Find the tier-2 region to go on in after a region left with a plain next pc, so regions
+/// chain without a return to the run loop: the run loop's checks (the chaining budget, the
+/// instruction limit, stores into code pages, the platform's `between_blocks`), then the jump
+/// cache, whose entry counts only if the execute TLB maps `hart.pc` to the same host address
+/// (the translation the region was installed under). Returns the region's entry, or an exit
+/// code (below 16) for the region to leave with.
+///
+/// The budget never goes below 1 here: a tier-1 stub that called the region takes one more
+/// and tests for exactly zero.
+///
+/// # Safety
+///
+/// As [`dispatch_helper`].
+unsafe extern "sysv64" fn region_chain_helper<P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+) -> usize {
+    // SAFETY: as in `load_helper`.
+    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    if ctx.state.budget <= 1 || hart.instret >= ctx.state.limit || hart.code_pages.any_written() {
+        return Exit::NEXT.0 as usize;
+    }
+    if !between_blocks(hart, ctx) {
+        return Exit::STOP.0 as usize;
+    }
+    let pc = hart.pc;
+    // SAFETY: the jump cache has `JUMP_CACHE_SIZE` entries and `jump_slot` indexes within it.
+    let entry = unsafe { &*ctx.state.jump_cache.add(jump_slot(pc)) };
+    if entry.region != 0
+        && entry.pc == pc
+        && hart.tlb.lookup(pc, Access::Execute) == Some(entry.host)
+    {
+        ctx.state.budget -= 1;
+        ctx.state.t2_chained += 1;
+        return entry.region;
+    }
     Exit::NEXT.0 as usize
 }
 

@@ -101,6 +101,8 @@ pub struct RunState {
     /// Instructions retired inside tier-2 regions, however they were entered (the run loop
     /// or a tier-1 stub); each region adds its own count when it leaves.
     pub t2_retired: u64,
+    /// Tier-2 regions entered straight from another region's exit (for statistics).
+    pub t2_chained: u64,
 }
 
 /// What handlers share while blocks run: a [`RunState`] (first, so platform-independent

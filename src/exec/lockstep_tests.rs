@@ -929,6 +929,67 @@ fn every_tier_matches_interpreter_on_a_loop_that_chains_to_itself() {
 }
 
 #[test]
+#[cfg(tier2)]
+fn regions_on_two_pages_chain_to_each_other_and_stop_at_the_limit() {
+    // A loop in the first page calls a function in the second page (jal) that returns with
+    // jalr: under tier 2 each page is a region, and every call and return goes from one
+    // region straight into the other. The run must match the interpreter's exactly, also
+    // when the instruction limit falls inside the chain.
+    let mut code = vec![0u8; CODE_SIZE];
+    let mut put = |addr: u32, word: u32| {
+        let at = (addr - CODE_BASE) as usize;
+        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
+    };
+    put(0x1000, i_type(700, 0, 0, 3, 0x13)); // addi x3, x0, 700
+    put(0x1004, i_type(0, 0, 0, 2, 0x13)); // loop: addi x2, x0, 0 (clobbered by the call)
+    put(0x1008, j_type(0x2100 - 0x1008, 1)); // jal x1, f
+    put(0x100c, r_type(0, 2, 4, 0, 4, 0x33)); // add x4, x4, x2
+    put(0x1010, i_type(-1, 3, 0, 3, 0x13)); // addi x3, x3, -1
+    put(0x1014, b_type(0x1004 - 0x1014, 0, 3, 1)); // bne x3, x0, loop
+    put(0x1018, 0x0000_0073); // ecall
+    put(0x2100, i_type(5, 3, 0, 2, 0x13)); // f: addi x2, x3, 5
+    put(0x2104, r_type(0, 3, 2, 0, 2, 0x33)); // add x2, x2, x3
+    put(0x2108, i_type(0, 1, 0, 0, 0x67)); // jalr x0, 0(x1)
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let interp = run(Tier::Interp, &code, &[0; 32], &data, false);
+    assert_eq!(interp.x[4], (1..=700).map(|n| 2 * n + 5).sum::<u32>());
+    for opt in [T2Opt::Fast, T2Opt::Full] {
+        for limit in [10_000, 2_345] {
+            let mut plat = TestPlatform::new(&code, &data, false, false);
+            let mut hart = Hart::new();
+            hart.pc = CODE_BASE;
+            let mut engine = Engine::new(EngineConfig {
+                tier: Tier::T2,
+                ir: ALL_PASSES,
+                t2_opt: Some(opt),
+                ..EngineConfig::default()
+            });
+            engine.run(&mut hart, &mut plat, Some(limit));
+            if limit == 10_000 {
+                assert_eq!(hart.x, interp.x, "{opt:?}: registers");
+                assert_eq!((hart.pc, hart.instret), (interp.pc, interp.instret));
+            } else {
+                let mut reference = Hart::new();
+                reference.pc = CODE_BASE;
+                let mut plat = TestPlatform::new(&code, &data, false, false);
+                Engine::new(EngineConfig {
+                    tier: Tier::Interp,
+                    ..EngineConfig::default()
+                })
+                .run(&mut reference, &mut plat, Some(limit));
+                assert_eq!(hart.x, reference.x, "{opt:?}: registers at the limit");
+                assert_eq!((hart.pc, hart.instret), (reference.pc, limit));
+            }
+            assert!(
+                engine.stats.t2_chained > 100,
+                "{opt:?}: regions chained only {} times",
+                engine.stats.t2_chained
+            );
+        }
+    }
+}
+
+#[test]
 fn chained_jump_into_a_block_changed_by_a_store_is_unlinked() {
     // A block at 0x1ffe starts with `addi x1, x1, 1` straddling into the next page. A loop in
     // the first page jumps to it (a chained jump under tier 1); code in the second page

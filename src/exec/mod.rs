@@ -75,6 +75,8 @@ pub struct EngineStats {
     pub t2_insns: u64,
     /// Entries into tier-2 regions from the run loop.
     pub t2_entries: u64,
+    /// Entries into tier-2 regions straight from another region's exit.
+    pub t2_chained: u64,
     /// Tier-2 indirect jumps that went on inside their region / left it.
     pub t2_indirect_in_region: u64,
     pub t2_indirect_left_region: u64,
@@ -402,7 +404,11 @@ impl Engine {
         #[cfg(tier2)]
         {
             let mut region = self.t2.region_for(idx, pc);
-            if region == 0 && self.policy.t2_due(runs) && self.t2.wants(idx) {
+            if region == 0
+                && self.policy.t2_due(runs)
+                && self.t2.wants(idx)
+                && self.policy.t2_takes(&self.blocks[idx as usize].insns)
+            {
                 region = self.request_region(hart, plat, idx, pc);
             }
             if region != 0 {
@@ -511,7 +517,7 @@ impl Engine {
                 None => self.add_block(hart, plat, target, target_host).ok()?,
             };
             let b = &self.blocks[i as usize];
-            if b.straddle.is_some() {
+            if b.straddle.is_some() || !self.policy.t2_takes(&b.insns) {
                 return None;
             }
             members.push((i, target_host, target));
@@ -730,6 +736,7 @@ impl Engine {
                 indirect_in_region: 0,
                 indirect_left_region: 0,
                 t2_retired: 0,
+                t2_chained: 0,
             },
             plat: plat as *mut P,
         };
@@ -823,6 +830,7 @@ impl Engine {
         self.stats.t2_indirect_in_region += ctx.state.indirect_in_region;
         self.stats.t2_indirect_left_region += ctx.state.indirect_left_region;
         self.stats.t2_insns += ctx.state.t2_retired;
+        self.stats.t2_chained += ctx.state.t2_chained;
         self.stats.blocks_run += blocks_run;
         // Transitions through the dispatcher were counted with the chained ones.
         self.stats.t1_chained -= ctx.state.jit_dispatched.min(self.stats.t1_chained);

@@ -185,6 +185,18 @@ impl Policy {
         self.t2_after.is_some_and(|after| runs > after)
     }
 
+    /// Whether a block with these instructions may be part of a tier-2 region. F/D
+    /// instructions are native SSE in tier 1 but helper calls in tier 2, so while tier 1 is on
+    /// their blocks stay there (a region's exit leads to them); with tier 1 off (`--tier t2`)
+    /// every block goes to tier 2.
+    pub fn t2_takes(&self, insns: &[crate::isa::Insn]) -> bool {
+        use crate::isa::ops::OpClass;
+        !self.t1_enabled()
+            || !insns
+                .iter()
+                .any(|i| matches!(i.op.class(), OpClass::Fp | OpClass::FpMem))
+    }
+
     /// Whether the run loop waits for tier 2 (`--tier t2`, or a deterministic run).
     pub fn t2_waits(&self) -> bool {
         self.t2_wait
@@ -223,5 +235,23 @@ mod tests {
             ..EngineConfig::default()
         };
         assert_eq!(config.t2_opt(), T2Opt::Full);
+    }
+
+    #[test]
+    fn floating_point_blocks_stay_in_tier_1_while_it_is_on() {
+        let fadd = crate::isa::decode(0x0010_7053); // fadd.s f0, f0, f1
+        let flw = crate::isa::decode(0x0005_2007); // flw f0, 0(a0)
+        let addi = crate::isa::decode(0x0015_0513); // addi a0, a0, 1
+        let auto = Policy::new(&EngineConfig::default());
+        let t2 = Policy::new(&EngineConfig {
+            tier: Tier::T2,
+            ..EngineConfig::default()
+        });
+        if auto.t1_enabled() {
+            assert!(auto.t2_takes(&[addi]));
+            assert!(!auto.t2_takes(&[addi, fadd]));
+            assert!(!auto.t2_takes(&[flw, addi]));
+        }
+        assert!(t2.t2_takes(&[addi, fadd, flw]));
     }
 }

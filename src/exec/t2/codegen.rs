@@ -439,8 +439,56 @@ impl<'ctx> Gen<'ctx, '_> {
             pc.as_basic_value().into_int_value(),
         )?;
         self.count_retired(instret)?;
-        self.b
-            .build_return(Some(&code.as_basic_value().into_int_value()))?;
+        self.chain_or_return(code.as_basic_value().into_int_value())
+    }
+
+    /// The end of the exit block, with the hart written back: leaving with a plain next pc,
+    /// go on in the region the jump cache has for it (a guaranteed tail call, so chains of any
+    /// length use no stack) if the run loop's checks pass ([`abi`]'s `region_chain_helper`);
+    /// otherwise return `code` (or the exit code the checks gave) to whoever entered.
+    fn chain_or_return(&self, code: IntValue<'ctx>) -> Result<()> {
+        let next =
+            self.b
+                .build_int_compare(IntPredicate::EQ, code, self.c32(Exit::NEXT.0), "next")?;
+        let chain = self.new_bb("chain");
+        let ret = self.new_bb("ret");
+        self.b.build_conditional_branch(next, chain, ret)?;
+        self.b.position_at_end(ret);
+        self.b.build_return(Some(&code))?;
+
+        self.b.position_at_end(chain);
+        let ptrt = self.hart.get_type();
+        let found = self.call(
+            self.env.helpers.chain,
+            self.i64t.fn_type(&[ptrt.into(), ptrt.into()], false),
+            &[],
+        )?;
+        // Exit codes are below 16; anything else is a region's entry.
+        let is_region =
+            self.b
+                .build_int_compare(IntPredicate::UGE, found, self.c64(16), "is_region")?;
+        let tail = self.new_bb("tail");
+        let leave = self.new_bb("leave");
+        self.b.build_conditional_branch(is_region, tail, leave)?;
+        self.b.position_at_end(leave);
+        let exit = self.b.build_int_truncate(found, self.i32t, "")?;
+        self.b.build_return(Some(&exit))?;
+
+        self.b.position_at_end(tail);
+        let target = self.b.build_int_to_ptr(found, ptrt, "region")?;
+        let call = self.b.build_indirect_call(
+            self.func.get_type(),
+            target,
+            &[self.hart.into(), self.rctx.into()],
+            "",
+        )?;
+        call.set_tail_call_kind(inkwell::values::LLVMTailCallKind::LLVMTailCallKindMustTail);
+        let result = call
+            .try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .unwrap_or_else(|| self.c32(0));
+        self.b.build_return(Some(&result))?;
         Ok(())
     }
 

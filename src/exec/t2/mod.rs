@@ -9,6 +9,7 @@
 //! that finished compiling late can never run stale. docs/codegen.md, "Tier 2".
 
 pub mod codegen;
+pub mod memory;
 pub mod region;
 pub mod worker;
 
@@ -52,6 +53,11 @@ impl T2Stats {
         t.get(t.len() / 2).copied().unwrap_or_default()
     }
 }
+
+/// Regions one entry from the run loop may chain into (each through the run loop's checks)
+/// before it returns there, so compilation results get installed and the run loop's own
+/// bookkeeping runs in bounded time.
+pub const REGION_CHAIN_BUDGET: u32 = 256;
 
 /// Most guest instructions the region cache holds plans for (16 bytes each) before it is
 /// emptied at the next code flush.
@@ -342,6 +348,7 @@ impl Tier2 {
         // SAFETY: per this function's contract, `entry` is a function LLVM compiled with
         // exactly this signature (codegen::build_region).
         let f = unsafe { std::mem::transmute::<usize, RegionFn<P>>(entry) };
+        ctx.state.budget = REGION_CHAIN_BUDGET;
         // SAFETY: the region reads and writes only the hart, the run context and guest RAM
         // through TLB entries, and calls the ABI helpers for everything else.
         unsafe { f(hart, ctx) }

@@ -19,7 +19,9 @@ use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, Targe
 use inkwell::OptimizationLevel;
 
 use super::codegen::{build_region, CodegenEnv};
+use super::memory::{CodeSections, RegionMemory};
 use super::region::RegionPlan;
+use crate::exec::policy::T2Opt;
 
 /// A region to compile.
 pub struct CompileJob {
@@ -218,9 +220,71 @@ fn thread_cpu_time() -> Duration {
     }
 }
 
-/// `RV32VM_JIT_DUMP=DIR`: each region's IR before and after optimisation.
-fn dump_dir() -> Option<PathBuf> {
-    std::env::var_os("RV32VM_JIT_DUMP").map(PathBuf::from)
+/// `RV32VM_JIT_DUMP=DIR`: each region's IR before and after optimisation
+/// (`region_ID_PC.{raw,opt}.ll`), its code in `DIR/perf-PID.map` (the map tier 1 writes too)
+/// and its bytes in `DIR/region-code-PID.bin` at the offset `DIR/region-code-PID.idx` names
+/// (`host-address file-offset length guest-pc`, as tier 1's code dump).
+struct Dump {
+    dir: PathBuf,
+    map: std::fs::File,
+    idx: std::fs::File,
+    bin: std::fs::File,
+    bin_len: u64,
+}
+
+impl Dump {
+    fn from_env() -> Option<Dump> {
+        let dir = PathBuf::from(std::env::var_os("RV32VM_JIT_DUMP")?);
+        let pid = std::process::id();
+        let open = |name: String| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join(name))
+        };
+        let files = (|| {
+            Ok::<_, std::io::Error>((
+                open(format!("perf-{pid}.map"))?,
+                open(format!("region-code-{pid}.idx"))?,
+                open(format!("region-code-{pid}.bin"))?,
+            ))
+        })();
+        match files {
+            Ok((map, idx, bin)) => Some(Dump {
+                dir,
+                map,
+                idx,
+                bin,
+                bin_len: 0,
+            }),
+            Err(e) => {
+                tracing::warn!("RV32VM_JIT_DUMP: cannot open dump files: {e}");
+                None
+            }
+        }
+    }
+
+    /// A region's code: `len` bytes at `entry`.
+    fn record_code(&mut self, entry: usize, len: usize, pc: u32) {
+        use std::io::Write;
+        // SAFETY: `entry..entry + len` lies in a code section the memory manager handed to
+        // MCJIT for this region, mapped and fully written (the function was just finalised).
+        let code = unsafe { std::slice::from_raw_parts(entry as *const u8, len) };
+        // One write per line: tier 1 appends to the same map from the CPU thread.
+        let line = format!("{entry:x} {len:x} rv32_region_{pc:08x}\n");
+        let written = self
+            .map
+            .write_all(line.as_bytes())
+            .and_then(|_| {
+                let line = format!("{entry:x} {} {len} {pc:08x}\n", self.bin_len);
+                self.idx.write_all(line.as_bytes())
+            })
+            .and_then(|_| self.bin.write_all(code));
+        match written {
+            Ok(()) => self.bin_len += len as u64,
+            Err(e) => tracing::warn!("RV32VM_JIT_DUMP: write failed: {e}"),
+        }
+    }
 }
 
 fn host_machine() -> Result<TargetMachine, String> {
@@ -241,8 +305,14 @@ fn host_machine() -> Result<TargetMachine, String> {
         .ok_or_else(|| "LLVM cannot make a target machine for this host".to_string())
 }
 
-/// Code of one epoch: its execution engine and the modules it could not give back.
-type EpochCode<'ctx> = (u64, ExecutionEngine<'ctx>, Vec<Module<'ctx>>);
+/// Code of one epoch: its execution engine, the code sections of its memory, and the modules
+/// it could not give back.
+struct EpochCode<'ctx> {
+    epoch: u64,
+    engine: ExecutionEngine<'ctx>,
+    sections: CodeSections,
+    modules: Vec<Module<'ctx>>,
+}
 
 fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &AtomicBool) {
     // LLVM's target registry takes a global lock: under the fork guard like every compile.
@@ -250,13 +320,13 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
     let mut engines: Vec<EpochCode<'_>> = Vec::new();
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
-    let dump = dump_dir();
+    let mut dump = Dump::from_env();
     loop {
         let job = match jobs.recv() {
             Ok(Message::Job(job)) => job,
             Ok(Message::ForgetBefore(epoch)) => {
                 oldest_live_epoch = oldest_live_epoch.max(epoch);
-                with_fork_guard(|| engines.retain(|(e, _, _)| *e >= oldest_live_epoch));
+                with_fork_guard(|| engines.retain(|e| e.epoch >= oldest_live_epoch));
                 continue;
             }
             Ok(Message::Shutdown) | Err(_) => break,
@@ -267,7 +337,7 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
         let started = thread_cpu_time();
         let result = with_fork_guard(|| match &machine {
             _ if job.epoch < oldest_live_epoch => Err("planned in a forgotten epoch".into()),
-            Ok(machine) => compile_one(&context, machine, &mut engines, &job, dump.as_deref()),
+            Ok(machine) => compile_one(&context, machine, &mut engines, &job, dump.as_mut()),
             Err(e) => Err(e.clone()),
         });
         let answer = CompileDone {
@@ -293,7 +363,7 @@ fn compile_one<'ctx>(
     machine: &TargetMachine,
     engines: &mut Vec<EpochCode<'ctx>>,
     job: &CompileJob,
-    dump: Option<&std::path::Path>,
+    dump: Option<&mut Dump>,
 ) -> Result<usize, String> {
     let name = format!("region_{}_{:08x}", job.id, job.plan.entry_pc);
     let module = context.create_module(&name);
@@ -301,8 +371,8 @@ fn compile_one<'ctx>(
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     build_region(context, &module, &name, &job.plan, &job.env).map_err(|e| e.to_string())?;
     let write_ir = |suffix: &str| {
-        if let Some(dir) = dump {
-            let path = dir.join(format!("{name}.{suffix}.ll"));
+        if let Some(d) = &dump {
+            let path = d.dir.join(format!("{name}.{suffix}.ll"));
             if let Err(e) = module.print_to_file(&path) {
                 tracing::warn!("RV32VM_JIT_DUMP: cannot write {}: {e}", path.display());
             }
@@ -318,26 +388,55 @@ fn compile_one<'ctx>(
             .map_err(|e| e.to_string())?;
     }
     write_ir("opt");
-    let (_, ee, modules) = match engines.iter().position(|(e, _, _)| *e == job.epoch) {
+    let code = match engines.iter().position(|e| e.epoch == job.epoch) {
         Some(i) => {
-            let e = &mut engines[i];
-            e.1.add_module(&module)
+            let code = &mut engines[i];
+            code.engine
+                .add_module(&module)
                 .map_err(|()| "cannot add a module to the execution engine".to_string())?;
-            e
+            code
         }
         None => {
-            let ee = module
-                .create_jit_execution_engine(super::codegen::codegen_level(job.env.opt))
+            let (memory, sections) = RegionMemory::new();
+            let engine = module
+                .create_mcjit_execution_engine_with_memory_manager(
+                    memory,
+                    super::codegen::codegen_level(job.env.opt),
+                    CodeModel::JITDefault,
+                    false,
+                    job.env.opt == T2Opt::Fast,
+                )
                 .map_err(|e| e.to_string())?;
-            engines.push((job.epoch, ee, Vec::new()));
+            engines.push(EpochCode {
+                epoch: job.epoch,
+                engine,
+                sections,
+                modules: Vec::new(),
+            });
             engines.last_mut().expect("just pushed")
         }
     };
-    let addr = ee.get_function_address(&name).map_err(|e| e.to_string())?;
+    let addr = code
+        .engine
+        .get_function_address(&name)
+        .map_err(|e| e.to_string())?;
+    if let Some(d) = dump {
+        // The region's code runs from its entry to the end of the code section holding it.
+        let len = code
+            .sections
+            .borrow()
+            .iter()
+            .rev()
+            .find(|&&(start, len)| (start..start + len).contains(&addr))
+            .map(|&(start, len)| start + len - addr);
+        if let Some(len) = len {
+            d.record_code(addr, len, job.plan.entry_pc);
+        }
+    }
     // The machine code stays with the engine (MCJIT keeps loaded objects until it is dropped);
     // the IR is no longer needed: free it, or every region would keep ~100 KiB of it.
-    if ee.remove_module(&module).is_err() {
-        modules.push(module);
+    if code.engine.remove_module(&module).is_err() {
+        code.modules.push(module);
     }
     Ok(addr)
 }
