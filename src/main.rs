@@ -44,7 +44,7 @@ struct BootArgs {
     #[arg(long, value_name = "FILE")]
     initrd: Option<PathBuf>,
     /// A virtio-blk disk backed by FILE (raw image); `ro` makes it read-only, `snapshot` keeps
-    /// the guest's writes in memory so FILE never changes. Repeat for more disks (vda, vdb,
+    /// the guest's writes in an unlinked temporary file so FILE never changes. Repeat for more disks (vda, vdb,
     /// ...). With neither --disk nor --initrd, the bundled kernel gets the bundled
     /// images/rootfs.ext2 as a snapshot disk.
     #[arg(long, value_name = "FILE[,ro][,snapshot]", value_parser = parse_disk)]

@@ -153,6 +153,21 @@ fn signature_is_written_one_word_per_line() {
             "tier {tier}"
         );
     }
+    // The program itself as the signature file (also through a hard link): refused, and the
+    // program is unchanged.
+    let before = std::fs::read(&elf).expect("read the program");
+    let link = out_dir().join("signature-link.elf");
+    let _ = std::fs::remove_file(&link);
+    std::fs::hard_link(&elf, &link).expect("hard link");
+    for target in [&elf, &link] {
+        let out = run_bare(&[
+            elf.to_str().unwrap(),
+            "--signature",
+            target.to_str().unwrap(),
+        ]);
+        assert_clean_error(&out, "is the program itself");
+    }
+    assert!(std::fs::read(&elf).expect("read the program") == before);
 }
 
 /// One `rv32vm: error:` line, status 1, no panic.
@@ -246,6 +261,23 @@ fn htif_commands_other_than_exit_are_named_in_the_error() {
         let out = run_bare(&[elf.to_str().unwrap(), "--tier", tier]);
         assert_clean_error(&out, "tohost = 0x0101000000000041");
         assert_clean_error(&out, "HTIF device 1 (console), command 1");
+    }
+    // Exit requests whose test number does not fit 32 bits (they once wrapped to a pass, or
+    // to a negative number and status 0): the whole number, and a failing status.
+    for (hi, number) in [("2", "4294967296"), ("1", "2147483648")] {
+        let elf = build_with(
+            "htif_command",
+            &format!("exit{hi}"),
+            &["-DTOHOST_LO=1", &format!("-DTOHOST_HI={hi}")],
+        );
+        for tier in common::TIERS {
+            let out = run_bare(&[elf.to_str().unwrap(), "--tier", tier]);
+            assert_eq!(out.status.code(), Some(255), "{tier}: {out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(&format!("test {number} failed")),
+                "{tier}: {out:?}"
+            );
+        }
     }
 }
 

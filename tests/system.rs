@@ -866,6 +866,27 @@ fn output_files_never_overwrite_the_vms_own_files() {
         PROMPT_LIMIT,
     );
     assert_one_error(&out, "name the same file", "same output twice");
+    // The snapshot --save writes at the end is an output too.
+    let out = boot_within(
+        &[
+            "--kernel",
+            k,
+            "--console-log",
+            path_str(&same),
+            "--expect",
+            "never printed",
+            "--send",
+            "x",
+            "--save",
+            path_str(&same),
+        ],
+        PROMPT_LIMIT,
+    );
+    assert_one_error(
+        &out,
+        "--console-log and --save name the same file",
+        "log and snapshot",
+    );
 }
 
 #[test]
@@ -943,4 +964,40 @@ fn corrupt_kernel_headers_are_refused() {
         PROMPT_LIMIT,
     );
     assert_one_error(&out, "entry point 0x1000 lies outside RAM", "ELF entry");
+}
+
+/// A guest that powers off in the same step its `--save` point appears cannot be saved: that
+/// is an error, not a silent success with no snapshot.
+#[test]
+fn a_save_point_the_guest_powers_off_at_is_an_error() {
+    let kernel = hello_kernel();
+    let snapshot = test_dir("missed-save").join("missed.snap");
+    let _ = std::fs::remove_file(&snapshot);
+    for tier in common::TIERS {
+        let out = boot_within(
+            &[
+                "--tier",
+                tier,
+                "--kernel",
+                path_str(&kernel),
+                "--expect",
+                "hello",
+                "--save",
+                path_str(&snapshot),
+            ],
+            PROMPT_LIMIT,
+        );
+        assert_eq!(
+            out.status.and_then(|s| s.code()),
+            Some(1),
+            "{tier}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("no snapshot was written") && !out.stderr.contains("panicked"),
+            "{tier}: {}",
+            out.stderr
+        );
+        assert!(!snapshot.exists(), "{tier}");
+    }
 }

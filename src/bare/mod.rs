@@ -99,6 +99,9 @@ pub enum BareError {
     /// The GDB stub cannot start (`--gdb`).
     #[error(transparent)]
     Gdb(#[from] crate::gdb::GdbError),
+    /// `--signature` names the program itself.
+    #[error("--signature {0} is the program itself: it would be overwritten")]
+    SignatureIsProgram(PathBuf),
     /// The signature file could not be written.
     #[error("cannot write signature {path}: {source}")]
     Signature {
@@ -110,8 +113,9 @@ pub enum BareError {
 /// What the program asked for through `tohost`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HtifRequest {
-    /// Device 0, command 0, an odd payload: exit with `payload >> 1`.
-    Exit(i32),
+    /// Device 0, command 0, an odd payload: exit with `payload >> 1` (0: passed; else the
+    /// number of the failed test, up to 47 bits).
+    Exit(u64),
     /// Anything else (a syscall-proxy pointer, a console write, ...): the whole 64-bit value.
     Unsupported(u64),
 }
@@ -122,8 +126,7 @@ impl HtifRequest {
     fn decode(value: u64) -> HtifRequest {
         let payload = value & ((1 << 48) - 1);
         if value >> 48 == 0 && payload & 1 == 1 {
-            // Exit codes are 32-bit (`(n << 1) | 1` written with a word store).
-            HtifRequest::Exit((payload >> 1) as u32 as i32)
+            HtifRequest::Exit(payload >> 1)
         } else {
             HtifRequest::Unsupported(value)
         }
@@ -271,7 +274,8 @@ impl Platform for BareMachine {
                 let request = HtifRequest::decode(value);
                 self.request = Some(request);
                 return Some(match request {
-                    HtifRequest::Exit(code) => Stop::Exit(code),
+                    // Nonzero stays nonzero: a failed test never reads as a pass.
+                    HtifRequest::Exit(n) => Stop::Exit(n.min(i32::MAX as u64) as i32),
                     // `run` turns this into BareError::HtifCommand.
                     HtifRequest::Unsupported(value) => Stop::Fatal {
                         status: 1,
@@ -320,7 +324,16 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
         .ok_or_else(|| BareError::NoTohost(path.clone()))?;
     // Refuse bad signature symbols before running, not after.
     let signature = match &opts.signature {
-        Some(out) => Some((signature_range(&elf, path)?, out)),
+        Some(out) => {
+            let identity = |p: &Path| {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+            };
+            if out == path || identity(out).is_some_and(|id| identity(path) == Some(id)) {
+                return Err(BareError::SignatureIsProgram(out.clone()));
+            }
+            Some((signature_range(&elf, path)?, out))
+        }
         None => None,
     };
     let mut ram = GuestRam::new(RAM_BASE, DEFAULT_RAM_SIZE)
@@ -373,9 +386,14 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     }
     Ok(match stop {
         Stop::Exit(0) => 0,
-        Stop::Exit(n) => {
+        Stop::Exit(code) => {
+            let n = match machine.request {
+                Some(HtifRequest::Exit(n)) => n,
+                _ => code as u64,
+            };
             eprintln!("rv32vm: {}: test {n} failed", path.display());
-            n
+            // The process status of a failure is never 0 (statuses stop at 255).
+            n.clamp(1, 255) as i32
         }
         Stop::Reset => {
             eprintln!("rv32vm: {}: the program requested a reset", path.display());
@@ -457,6 +475,11 @@ mod tests {
     fn htif_exit_and_other_requests_decode() {
         assert_eq!(HtifRequest::decode(1), HtifRequest::Exit(0));
         assert_eq!(HtifRequest::decode(0x7 << 1 | 1), HtifRequest::Exit(7));
+        // Test numbers past 32 bits are kept whole (they once wrapped to 0, a pass).
+        assert_eq!(
+            HtifRequest::decode(0x0000_0002_0000_0001),
+            HtifRequest::Exit(1 << 32)
+        );
         // A syscall-proxy pointer (even payload) and a console write are not exits.
         assert_eq!(
             HtifRequest::decode(0x8000_2000),

@@ -51,6 +51,9 @@ pub enum Resume {
     FenceI,
 }
 
+/// See [`Platform::host_stop_probe`].
+pub type HostStopProbe = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// Services the engine needs from its surroundings.
 pub trait Platform {
     /// Translate virtual address `va` for `access` at the hart's current privilege and address
@@ -78,6 +81,14 @@ pub trait Platform {
     /// Must be cheap; it runs once per block.
     #[inline(always)]
     fn between_blocks(&mut self, _hart: &mut Hart) -> Option<Stop> {
+        None
+    }
+
+    /// A probe, callable from any thread, that says whether the host asked the machine to stop
+    /// (a termination signal, the quit key, the `--timeout` deadline), so a wait that holds the
+    /// hart (a debugger's) can give up and let the run loop take the stop. `None`: the
+    /// platform has no such requests.
+    fn host_stop_probe(&self) -> Option<HostStopProbe> {
         None
     }
 

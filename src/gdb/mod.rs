@@ -18,16 +18,19 @@
 //!   ([`crate::exec::Platform::debug_read`]).
 
 mod arch;
+mod connection;
 mod platform;
 mod session;
 
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 
 use crate::cpu::Hart;
+use crate::exec::platform::HostStopProbe;
 use crate::exec::{Engine, Platform, Stop};
+use connection::{GdbConnection, HOST_STOP_POLL};
 use platform::Pausable;
 use session::{Session, SessionEnd};
 
@@ -159,15 +162,19 @@ impl GdbServer {
     ) -> (P, Stop) {
         let limit = max_insns.map(|n| hart.instret.saturating_add(n));
         let mut plat = plat;
+        // A signal, the quit key or `--timeout` must end the wait for gdb and a session that
+        // holds the guest stopped, as they end a run.
+        let host_stop = plat.host_stop_probe();
         loop {
             let stream = if std::mem::take(&mut self.wait_first) {
                 eprintln!(
                     "rv32vm: waiting for gdb on {} (target remote {})",
                     self.address, self.address
                 );
-                match self.incoming.recv() {
-                    Ok(stream) => stream,
-                    Err(_) => continue,
+                match self.wait_for_client(host_stop.as_ref()) {
+                    Some(stream) => stream,
+                    // The run loop takes the host's stop before the guest runs.
+                    None => continue,
                 }
             } else {
                 self.pause.store(false, Ordering::Relaxed);
@@ -188,11 +195,32 @@ impl GdbServer {
                     }
                 }
             };
-            let (back, end) = Session::serve(engine, hart, plat, self.pause.clone(), limit, stream);
+            let (back, end) = Session::serve(
+                engine,
+                hart,
+                plat,
+                self.pause.clone(),
+                limit,
+                GdbConnection::new(stream, host_stop.clone()),
+            );
             plat = back;
             match end {
                 SessionEnd::Finished(stop) => return (plat, stop),
                 SessionEnd::Detached => continue,
+            }
+        }
+    }
+}
+
+impl GdbServer {
+    /// Wait for a gdb connection; `None` if the host asked to stop first (or the listener
+    /// thread is gone).
+    fn wait_for_client(&self, host_stop: Option<&HostStopProbe>) -> Option<TcpStream> {
+        loop {
+            match self.incoming.recv_timeout(HOST_STOP_POLL) {
+                Ok(stream) => return Some(stream),
+                Err(RecvTimeoutError::Timeout) if !host_stop.is_some_and(|stop| stop()) => {}
+                Err(_) => return None,
             }
         }
     }

@@ -28,6 +28,7 @@ use gdbstub::target::{Target, TargetError, TargetResult};
 use gdbstub_arch::riscv::reg::RiscvCoreRegs;
 
 use super::arch::{self, Register, Rv32};
+use super::connection::GdbConnection;
 use super::platform::{DebugEvent, Debugged, Pausable, Watchpoint};
 use crate::cpu::Hart;
 use crate::exec::{Engine, Platform, Stop};
@@ -86,16 +87,16 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
         plat: P,
         pause: Arc<AtomicBool>,
         limit: Option<u64>,
-        stream: TcpStream,
+        conn: GdbConnection,
     ) -> (P, SessionEnd) {
-        let watcher = match stream.try_clone() {
+        let watcher = match conn.stream().try_clone() {
             Ok(clone) => InterruptWatcher::spawn(clone, pause.clone()),
             Err(e) => {
                 tracing::warn!("gdb: cannot watch the connection for Ctrl-C: {e}");
                 InterruptWatcher::none()
             }
         };
-        let shutdown = stream.try_clone().ok();
+        let shutdown = conn.stream().try_clone().ok();
         let mut session = Session {
             engine,
             hart,
@@ -112,7 +113,8 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
             before_watched_access: None,
             resumed_by_gdb: None,
         };
-        let outcome = GdbStub::new(stream).run_blocking::<EventLoop<'_, P>>(&mut session);
+        let host_stopping = conn.host_stop_probe();
+        let outcome = GdbStub::new(conn).run_blocking::<EventLoop<'_, P>>(&mut session);
         if let Some(s) = shutdown.filter(|_| std::process::id() == session.pid) {
             // Ends the watcher's wait on the socket (not in a forked guest: the socket is the
             // parent's too).
@@ -133,6 +135,11 @@ impl<'a, P: Platform + 'static> Session<'a, P> {
             }
             Err(e) => match session.finished.take() {
                 Some(stop) => SessionEnd::Finished(stop),
+                // The run loop takes the host's stop before the guest runs on.
+                None if host_stopping.is_some_and(|stop| stop()) => {
+                    tracing::info!("the host stops the machine: gdb is disconnected");
+                    SessionEnd::Detached
+                }
                 None => {
                     tracing::warn!("gdb connection lost ({e}): the guest runs on");
                     SessionEnd::Detached
@@ -285,12 +292,12 @@ struct EventLoop<'a, P>(std::marker::PhantomData<&'a mut P>);
 
 impl<'a, P: Platform + 'static> BlockingEventLoop for EventLoop<'a, P> {
     type Target = Session<'a, P>;
-    type Connection = TcpStream;
+    type Connection = GdbConnection;
     type StopReason = SingleThreadStopReason<u32>;
 
     fn wait_for_stop_reason(
         target: &mut Session<'a, P>,
-        conn: &mut TcpStream,
+        conn: &mut GdbConnection,
     ) -> Result<
         run_blocking::Event<SingleThreadStopReason<u32>>,
         run_blocking::WaitForStopReasonError<&'static str, std::io::Error>,

@@ -126,9 +126,13 @@ pub enum BootError {
         input: &'static str,
         input_path: PathBuf,
     },
-    /// `--dump-dtb` and `--console-log` name the same file.
-    #[error("--dump-dtb and --console-log name the same file {0}")]
-    SameOutput(PathBuf),
+    /// Two output options name the same file.
+    #[error("{first} and {second} name the same file {path}")]
+    SameOutput {
+        first: &'static str,
+        second: &'static str,
+        path: PathBuf,
+    },
     /// The machine could not be built.
     #[error("{0}")]
     System(#[from] SystemError),
@@ -548,9 +552,24 @@ fn open_outputs(opts: &BootOptions) -> Result<Outputs, BootError> {
             check_output(option, path, file_identity(path), &own)?;
         }
     }
-    if let (Some(a), Some(b)) = (&opts.dump_dtb, &opts.console_log) {
-        if a == b || file_identity(a).is_some_and(|id| file_identity(b) == Some(id)) {
-            return Err(BootError::SameOutput(a.clone()));
+    // Every pair of outputs, the snapshot `--save` writes at the end included.
+    let outputs = [
+        ("--dump-dtb", opts.dump_dtb.as_deref()),
+        ("--console-log", opts.console_log.as_deref()),
+        ("--save", opts.save.as_deref()),
+    ];
+    for (i, &(first, a)) in outputs.iter().enumerate() {
+        for &(second, b) in &outputs[i + 1..] {
+            let (Some(a), Some(b)) = (a, b) else {
+                continue;
+            };
+            if a == b || file_identity(a).is_some_and(|id| file_identity(b) == Some(id)) {
+                return Err(BootError::SameOutput {
+                    first,
+                    second,
+                    path: a.to_path_buf(),
+                });
+            }
         }
     }
     // Then the files as opened (a path can change between the two looks).
@@ -577,7 +596,11 @@ fn open_outputs(opts: &BootOptions) -> Result<Outputs, BootError> {
     }
     if let [Some((_, path, a)), Some((_, _, b))] = &opened[..] {
         if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
-            return Err(BootError::SameOutput(path.clone()));
+            return Err(BootError::SameOutput {
+                first: "--dump-dtb",
+                second: "--console-log",
+                path: path.clone(),
+            });
         }
     }
     let mut finished = Vec::new();

@@ -143,6 +143,20 @@ impl Connections {
                     }
                     None => {}
                 },
+                Stop::Exit(status)
+                    if self.save_path.is_some() && system.script_save_point_missed() =>
+                {
+                    return (
+                        system,
+                        Stop::Fatal {
+                            status: 1,
+                            message: format!(
+                                "the guest powered off (status {status}) as the script reached \
+                                 its --save point: no snapshot was written"
+                            ),
+                        },
+                    );
+                }
                 stop => return (system, stop),
             }
         }

@@ -632,6 +632,13 @@ impl System {
         self.sync_interrupts(hart);
     }
 
+    /// Whether the script's `--save` point was reached but not taken (the guest stopped in the
+    /// same step).
+    pub fn script_save_point_missed(&mut self) -> bool {
+        matches!(self.save_requested.take(), Some(SaveRequest::Script))
+            || self.console.take_save_request()
+    }
+
     /// The snapshot request that paused the machine ([`Stop::Pause`]), if any.
     pub fn take_save_request(&mut self) -> Option<SaveRequest> {
         self.save_requested.take()
@@ -889,6 +896,16 @@ impl SbiHost for SbiView<'_> {
 }
 
 impl Platform for System {
+    fn host_stop_probe(&self) -> Option<crate::exec::platform::HostStopProbe> {
+        let requests = Arc::clone(&self.requests);
+        let deadline = self.deadline.map(|(at, _)| at);
+        Some(Arc::new(move || {
+            terminal::signal_pending()
+                || requests.quit_pending()
+                || deadline.is_some_and(|at| Instant::now() >= at)
+        }))
+    }
+
     fn translate(&mut self, hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
         let t = hart.translate(&mut self.ram, va, access)?;
         if let Some(host) = self.ram.host(t.pa, 1) {

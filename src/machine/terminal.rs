@@ -47,6 +47,11 @@ impl HostRequests {
         self.quit.swap(false, Ordering::AcqRel)
     }
 
+    /// Whether a quit request is pending (left for whoever takes it).
+    pub fn quit_pending(&self) -> bool {
+        self.quit.load(Ordering::Acquire)
+    }
+
     /// Take a pending statistics request.
     pub fn take_stats(&self) -> bool {
         self.stats.swap(false, Ordering::AcqRel)
@@ -94,6 +99,11 @@ const FATAL_SIGNALS: [libc::c_int; 15] = [
     libc::SIGPROF,
     libc::SIGSTKFLT,
 ];
+
+/// Whether a termination signal is pending (left for [`take_signal`]).
+pub fn signal_pending() -> bool {
+    SIGNAL.load(Ordering::Acquire) != 0
+}
 
 /// The termination signal received since the last call, if any.
 pub fn take_signal() -> Option<i32> {
