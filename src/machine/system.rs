@@ -270,6 +270,19 @@ impl System {
             }
             None => None,
         };
+        // The other slots answer as empty virtio-mmio transports (device ID 0), as QEMU's
+        // virt machine does, so a user's device tree listing all of them still boots.
+        for slot in Self::virtio_slots(
+            disk_ids.len(),
+            share_ids.len() + usize::from(net_id.is_some()),
+        )..map::VIRTIO_SLOTS
+        {
+            bus.insert(
+                slot_base(slot as usize),
+                virtio::mmio::MMIO_SIZE,
+                virtio::empty::EmptySlot,
+            )?;
+        }
         Ok(System {
             ram,
             bus,

@@ -43,6 +43,7 @@
 pub mod blk;
 mod chain;
 pub mod disk;
+pub mod empty;
 pub mod fs9p;
 pub mod mmio;
 pub mod net;
