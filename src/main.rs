@@ -1,8 +1,8 @@
 //! The `rv32vm` command line: parse arguments, build a user-mode process or a bare-metal
 //! machine, run it, and map the outcome to an exit status.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use rv32vm::exec::{EngineConfig, Tier};
@@ -452,8 +452,8 @@ fn init_tracing() {
         .init();
 }
 
-fn exit_status(code: i32) -> ExitCode {
-    ExitCode::from(code.clamp(0, 255) as u8)
+fn exit_status(code: i32) -> u8 {
+    code.clamp(0, 255) as u8
 }
 
 fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
@@ -486,24 +486,36 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
 }
 
 /// Map a command's outcome to the process exit status, printing errors as one line.
-fn report(outcome: Result<i32, Box<dyn std::error::Error>>) -> ExitCode {
+fn report(outcome: Result<i32, Box<dyn std::error::Error>>) -> u8 {
     match outcome {
         Ok(code) => exit_status(code),
         Err(e) => {
             eprintln!("rv32vm: error: {e}");
-            ExitCode::from(1)
+            1
         }
     }
 }
 
-fn main() -> ExitCode {
+fn main() {
     init_tracing();
+    // This process ends with `_exit` below: a guest's exit need not wait for a tier-2 region
+    // still compiling.
+    #[cfg(tier2)]
+    rv32vm::exec::t2::worker::detach_on_drop();
     let cli = Cli::parse();
-    match cli.command {
+    let status = match cli.command {
         Some(Command::Run(args)) => report(run(args)),
         Some(Command::Boot(args)) => report(boot(*args)),
         // No subcommand: boot (the bundled images unless the options say otherwise).
         None => report(boot(cli.boot)),
         Some(Command::Restore(args)) => report(restore(args)),
-    }
+    };
+    // Every machine, disk, file and terminal guard has been dropped by now (disks flushed,
+    // the terminal restored). End without the C++ destructors of LLVM's globals, which must
+    // not run under a compile thread that may still be busy.
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `_exit` ends the process at once; what it skips (atexit handlers, static
+    // destructors) holds nothing of ours that needs writing out.
+    unsafe { libc::_exit(i32::from(status)) }
 }

@@ -14,11 +14,11 @@
 //!   alignment, so a misaligned access takes the unlikely path) and call the shared slow path
 //!   (`exec::abi`) otherwise; a slow path that reached a device (no TLB entry afterwards) makes
 //!   the region leave at the end of the block, where the interpreter would call the platform.
-//! - Every transfer between the region's blocks makes the run loop's checks (the instruction
-//!   limit, a device touched), so a region stops exactly where the interpreter would; transfers
-//!   that may close a loop (to a block at or before the current pc: every cycle has one) also
-//!   spend a transfer budget, so a loop returns to the run loop (interrupts, timers) in
-//!   bounded time.
+//! - Every transfer between the region's blocks makes the run loop's checks in one compare:
+//!   `instret` against a cap that is the instruction limit, or the region's instruction budget
+//!   if that comes first (so a loop returns to the run loop, where interrupts and timers are
+//!   taken, in bounded time), or 0 once a slow path touched a device (the platform must run);
+//!   so a region stops exactly where the interpreter would.
 //! - Anything with shared Rust semantics (A, F/D, CSRs and system instructions, rare ALU
 //!   operations) is a call to the same helper tier 1 uses.
 
@@ -43,9 +43,9 @@ use crate::exec::policy::T2Opt;
 use crate::isa::ops::OpClass;
 use crate::isa::{Fusion, Insn, Op};
 
-/// Transfers between a region's blocks before it returns to the run loop (so interrupts and
-/// timers are looked at in bounded time).
-pub const REGION_TRANSFER_BUDGET: u32 = 1024;
+/// Instructions a region may retire (counted at transfers between its blocks) before it
+/// returns to the run loop, so interrupts and timers are looked at in bounded time.
+pub const REGION_INSN_BUDGET: u64 = 16 * 1024;
 
 /// Everything the generated code needs to know about the host side, fixed per platform type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -162,9 +162,7 @@ pub fn build_region<'ctx>(
         regs: [None; 32],
         written,
         instret: ptrt.const_null(),
-        budget: ptrt.const_null(),
-        leave: ptrt.const_null(),
-        limit: context.i64_type().const_zero(),
+        cap: ptrt.const_null(),
         entry_instret: context.i64_type().const_zero(),
         flat_base: None,
         return_sites: plan.return_sites(),
@@ -218,12 +216,10 @@ struct Gen<'ctx, 'a> {
     written: u32,
     /// `alloca i64`: retired instructions up to the current block's start.
     instret: PointerValue<'ctx>,
-    /// `alloca i32`: transfers between blocks left.
-    budget: PointerValue<'ctx>,
-    /// `alloca i1`: a slow path touched a device; leave at the end of the block.
-    leave: PointerValue<'ctx>,
-    /// The run loop's instruction limit.
-    limit: IntValue<'ctx>,
+    /// `alloca i64`: the region goes on to another of its blocks only while `instret` is
+    /// below this: the run loop's instruction limit or the region's budget, whichever comes
+    /// first; 0 once a slow path touched a device (leave at the end of the block).
+    cap: PointerValue<'ctx>,
     /// `hart.instret` when the region was entered.
     entry_instret: IntValue<'ctx>,
     /// The flat guest-memory base, when the platform has one.
@@ -286,12 +282,6 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_load(self.i64t, self.hart_field(Layout::INSTRET)?, "")?;
         self.b.build_store(self.instret, v)?;
         self.entry_instret = v.into_int_value();
-        self.leave = self.b.build_alloca(self.context.bool_type(), "leave")?;
-        self.b
-            .build_store(self.leave, self.context.bool_type().const_zero())?;
-        self.budget = self.b.build_alloca(self.i32t, "budget")?;
-        self.b
-            .build_store(self.budget, self.c32(REGION_TRANSFER_BUDGET))?;
         // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
         let limit_ptr = unsafe {
             self.b.build_gep(
@@ -301,10 +291,19 @@ impl<'ctx> Gen<'ctx, '_> {
                 "",
             )?
         };
-        self.limit = self
+        let limit = self
             .b
             .build_load(self.i64t, limit_ptr, "limit")?
             .into_int_value();
+        let budget_end =
+            self.b
+                .build_int_add(self.entry_instret, self.c64(REGION_INSN_BUDGET), "")?;
+        let sooner = self
+            .b
+            .build_int_compare(IntPredicate::ULT, budget_end, limit, "")?;
+        let cap = self.b.build_select(sooner, budget_end, limit, "cap")?;
+        self.cap = self.b.build_alloca(self.i64t, "cap")?;
+        self.b.build_store(self.cap, cap)?;
         if self.env.flat {
             // SAFETY: as for the limit.
             let base_ptr = unsafe {
@@ -532,43 +531,26 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// After the block's instructions retired (already added to `instret`), the last of them
-    /// at `from`: go on to the block at `target`, in the region when it is one of its blocks
-    /// (and, on a transfer that may close a loop, the run loop's checks pass), else leave for
-    /// the run loop.
-    fn goto(&self, from: u32, target: u32) -> Result<()> {
+    /// After the block's instructions retired (already added to `instret`): go on to the block
+    /// at `target`, in the region when it is one of its blocks and the run loop's checks pass,
+    /// else leave for the run loop.
+    fn goto(&self, target: u32) -> Result<()> {
         let target_v = self.c32(target);
         let Some(&bb) = self.blocks.get(&target) else {
             return self.leave_region(target_v, 0, Exit::NEXT);
         };
         let out = self.new_bb("out");
         let go = self.new_bb("go");
-        // The run loop's checks between blocks: instruction limit, a device touched (the
-        // platform must run), and on a transfer that may close a loop the budget.
+        // The run loop's checks between blocks, in one compare (see `cap`): the instruction
+        // limit, the region's budget, a device touched (the platform must run).
         let instret = self
             .b
             .build_load(self.i64t, self.instret, "")?
             .into_int_value();
-        let at_limit = self
+        let cap = self.b.build_load(self.i64t, self.cap, "")?.into_int_value();
+        let stop = self
             .b
-            .build_int_compare(IntPredicate::UGE, instret, self.limit, "")?;
-        let leave = self
-            .b
-            .build_load(self.context.bool_type(), self.leave, "")?
-            .into_int_value();
-        let mut stop = self.b.build_or(at_limit, leave, "")?;
-        if target <= from {
-            let budget = self
-                .b
-                .build_load(self.i32t, self.budget, "")?
-                .into_int_value();
-            let budget = self.b.build_int_sub(budget, self.c32(1), "")?;
-            self.b.build_store(self.budget, budget)?;
-            let spent = self
-                .b
-                .build_int_compare(IntPredicate::EQ, budget, self.c32(0), "")?;
-            stop = self.b.build_or(stop, spent, "")?;
-        }
+            .build_int_compare(IntPredicate::UGE, instret, cap, "")?;
         self.branch_unlikely(stop, out, go)?;
         self.b.position_at_end(out);
         self.leave_region(target_v, 0, Exit::NEXT)?;
@@ -582,7 +564,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// one loop), go on there with the checks of any in-region transfer; otherwise leave.
     /// Sound in every mode: the region's blocks all lie in the page whose translation the run
     /// loop validated at entry.
-    fn indirect_jump(&self, from: u32, target: IntValue<'ctx>) -> Result<()> {
+    fn indirect_jump(&self, target: IntValue<'ctx>) -> Result<()> {
         let pcs = &self.return_sites;
         if pcs.is_empty() {
             return self.leave_region(target, 0, Exit::NEXT);
@@ -596,7 +578,7 @@ impl<'ctx> Gen<'ctx, '_> {
         for (&pc, &(_, bb)) in pcs.iter().zip(&cases) {
             self.b.position_at_end(bb);
             self.count(Layout::STATE_INDIRECT_IN)?;
-            self.goto(from, pc)?;
+            self.goto(pc)?;
         }
         self.b.position_at_end(miss);
         self.count(Layout::STATE_INDIRECT_OUT)?;
@@ -630,10 +612,8 @@ impl<'ctx> Gen<'ctx, '_> {
     fn block(&mut self, block: &RegionBlock) -> Result<()> {
         let n = block.insns.len();
         let mut pc = block.pc;
-        let mut last_pc = pc;
         let mut index = 0;
         while index < n {
-            last_pc = pc;
             let i = &block.insns[index];
             let next_pc = pc.wrapping_add(i.len as u32);
             if index + 1 == n && i.ends_block() {
@@ -653,7 +633,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         // Fell off the end (size limit or page end).
         self.retire(n as u64)?;
-        self.goto(last_pc, pc)
+        self.goto(pc)
     }
 
     /// The block-ending instruction `i` at `pc` (the `index`-th of `n`).
@@ -675,19 +655,19 @@ impl<'ctx> Gen<'ctx, '_> {
                 let (yes, no) = (self.new_bb("taken"), self.new_bb("not_taken"));
                 self.b.build_conditional_branch(taken, yes, no)?;
                 self.b.position_at_end(yes);
-                self.goto(pc, pc.wrapping_add(i.imm as u32))?;
+                self.goto(pc.wrapping_add(i.imm as u32))?;
                 self.b.position_at_end(no);
-                self.goto(pc, next_pc)
+                self.goto(next_pc)
             }
             OpClass::Jal => {
                 self.set_reg(i.rd, self.c32(next_pc))?;
                 self.retire(n)?;
-                self.goto(pc, pc.wrapping_add(i.imm as u32))
+                self.goto(pc.wrapping_add(i.imm as u32))
             }
             OpClass::Jalr if i.rs1 == 0 => {
                 self.set_reg(i.rd, self.c32(next_pc))?;
                 self.retire(n)?;
-                self.goto(pc, i.imm as u32 & !1)
+                self.goto(i.imm as u32 & !1)
             }
             OpClass::Jalr => {
                 // The target is read before the link is written: rd may equal rs1.
@@ -696,7 +676,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 let t = self.b.build_and(t, self.c32(!1), "")?;
                 self.set_reg(i.rd, self.c32(next_pc))?;
                 self.retire(n)?;
-                self.indirect_jump(pc, t)
+                self.indirect_jump(t)
             }
             _ => {
                 // System instructions: the helper does what the interpreter does (pc and
@@ -940,14 +920,11 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(self.b.build_not(hit, "device")?)
     }
 
-    /// Leave at the end of the block if `device` (a device was accessed).
+    /// Leave at the end of the block if `device` (a device was accessed): the cap drops to 0.
     fn leave_at_block_end_if(&self, device: IntValue<'ctx>) -> Result<()> {
-        let old = self
-            .b
-            .build_load(self.context.bool_type(), self.leave, "")?
-            .into_int_value();
-        let v = self.b.build_or(old, device, "")?;
-        self.b.build_store(self.leave, v)?;
+        let old = self.b.build_load(self.i64t, self.cap, "")?.into_int_value();
+        let v = self.b.build_select(device, self.c64(0), old, "")?;
+        self.b.build_store(self.cap, v)?;
         Ok(())
     }
 

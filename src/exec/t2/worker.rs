@@ -187,6 +187,18 @@ impl Worker {
     }
 }
 
+/// Set by a program that ends its process with `_exit` (the `rv32vm` binary): a dropped
+/// worker's thread is then left to finish (or be ended by `_exit`) instead of waited for, so
+/// a guest's exit never waits for a region still compiling. Others (tests, library users)
+/// join, so the thread never runs on into the C++ destructors of LLVM's globals at `exit`.
+static DETACH_ON_DROP: AtomicBool = AtomicBool::new(false);
+
+/// Let dropped workers' threads run on (see [`DETACH_ON_DROP`]); the caller promises to end
+/// the process with `_exit`.
+pub fn detach_on_drop() {
+    DETACH_ON_DROP.store(true, Ordering::Relaxed);
+}
+
 impl Drop for Worker {
     fn drop(&mut self) {
         if !self.is_ours() {
@@ -200,7 +212,9 @@ impl Drop for Worker {
         self.quit.store(true, Ordering::Relaxed);
         let _ = self.jobs.send(Message::Shutdown);
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            if !DETACH_ON_DROP.load(Ordering::Relaxed) {
+                let _ = t.join();
+            }
         }
     }
 }
