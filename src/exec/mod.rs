@@ -10,6 +10,8 @@
 #[cfg(any(tier1, tier2))]
 pub mod abi;
 pub mod block;
+#[cfg(any(tier1, tier2))]
+pub mod code_dump;
 pub mod contract;
 pub mod interp;
 pub mod ir;

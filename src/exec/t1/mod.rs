@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::cpu::Hart;
 use crate::exec::abi::Helpers;
+use crate::exec::code_dump::CodeDump;
 use crate::exec::contract::RunCtx;
 use crate::exec::platform::Platform;
 use crate::isa::Insn;
@@ -136,67 +137,6 @@ pub enum Lookup {
     Settled(usize),
 }
 
-/// Developer aid for profiling compiled code: with `RV32VM_JIT_DUMP=DIR`, every compiled
-/// block is appended to `DIR/perf-PID.map` (the format `perf report` reads for JIT symbols)
-/// and its bytes to `DIR/code-PID.bin`, at the offset named in `DIR/code-PID.idx`
-/// (`host-address file-offset length guest-pc`), for `objdump -b binary`.
-struct CodeDump {
-    map: std::fs::File,
-    idx: std::fs::File,
-    bin: std::fs::File,
-    bin_len: u64,
-}
-
-impl CodeDump {
-    fn from_env() -> Option<CodeDump> {
-        let dir = std::path::PathBuf::from(std::env::var_os("RV32VM_JIT_DUMP")?);
-        let pid = std::process::id();
-        let open = |name: String| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join(name))
-        };
-        let files = (|| {
-            Ok::<_, std::io::Error>((
-                open(format!("perf-{pid}.map"))?,
-                open(format!("code-{pid}.idx"))?,
-                open(format!("code-{pid}.bin"))?,
-            ))
-        })();
-        match files {
-            Ok((map, idx, bin)) => Some(CodeDump {
-                map,
-                idx,
-                bin,
-                bin_len: 0,
-            }),
-            Err(e) => {
-                tracing::warn!("RV32VM_JIT_DUMP: cannot open dump files: {e}");
-                None
-            }
-        }
-    }
-
-    fn record(&mut self, entry: usize, pc: u32, code: &[u8]) {
-        use std::io::Write;
-        let written = writeln!(self.map, "{entry:x} {:x} rv32_{pc:08x}", code.len())
-            .and_then(|_| {
-                writeln!(
-                    self.idx,
-                    "{entry:x} {} {} {pc:08x}",
-                    self.bin_len,
-                    code.len()
-                )
-            })
-            .and_then(|_| self.bin.write_all(code));
-        match written {
-            Ok(()) => self.bin_len += code.len() as u64,
-            Err(e) => tracing::warn!("RV32VM_JIT_DUMP: write failed: {e}"),
-        }
-    }
-}
-
 impl Jit {
     /// A compiler; `chaining` enables patched jumps between blocks.
     pub fn new(chaining: bool) -> Jit {
@@ -206,7 +146,7 @@ impl Jit {
             stub_bytes: 0,
             links: HashMap::new(),
             chaining,
-            dump: CodeDump::from_env(),
+            dump: CodeDump::from_env("code"),
             code: Vec::new(),
             stats: JitStats::default(),
         }
@@ -457,7 +397,7 @@ impl Jit {
             }
         }
         if let Some(dump) = &mut self.dump {
-            dump.record(entry, pc, &code.code);
+            dump.record(entry, pc, &format!("rv32_{pc:08x}"), &code.code);
         }
         self.stats.blocks_compiled += 1;
         self.stats.code_bytes += code.code.len() as u64;

@@ -4,7 +4,6 @@
 //! the engine side's region cache may hand their code out again in a later epoch, until the
 //! run loop says it forgot everything older than some epoch ([`Worker::forget_before`]).
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
@@ -21,6 +20,7 @@ use inkwell::OptimizationLevel;
 use super::codegen::{build_region, CodegenEnv};
 use super::memory::{CodeSections, RegionMemory};
 use super::region::RegionPlan;
+use crate::exec::code_dump::CodeDump;
 use crate::exec::policy::T2Opt;
 
 /// A region to compile.
@@ -235,71 +235,8 @@ fn thread_cpu_time() -> Duration {
 }
 
 /// `RV32VM_JIT_DUMP=DIR`: each region's IR before and after optimisation
-/// (`region_ID_PC.{raw,opt}.ll`), its code in `DIR/perf-PID.map` (the map tier 1 writes too)
-/// and its bytes in `DIR/region-code-PID.bin` at the offset `DIR/region-code-PID.idx` names
-/// (`host-address file-offset length guest-pc`, as tier 1's code dump).
-struct Dump {
-    dir: PathBuf,
-    map: std::fs::File,
-    idx: std::fs::File,
-    bin: std::fs::File,
-    bin_len: u64,
-}
-
-impl Dump {
-    fn from_env() -> Option<Dump> {
-        let dir = PathBuf::from(std::env::var_os("RV32VM_JIT_DUMP")?);
-        let pid = std::process::id();
-        let open = |name: String| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join(name))
-        };
-        let files = (|| {
-            Ok::<_, std::io::Error>((
-                open(format!("perf-{pid}.map"))?,
-                open(format!("region-code-{pid}.idx"))?,
-                open(format!("region-code-{pid}.bin"))?,
-            ))
-        })();
-        match files {
-            Ok((map, idx, bin)) => Some(Dump {
-                dir,
-                map,
-                idx,
-                bin,
-                bin_len: 0,
-            }),
-            Err(e) => {
-                tracing::warn!("RV32VM_JIT_DUMP: cannot open dump files: {e}");
-                None
-            }
-        }
-    }
-
-    /// A region's code: `len` bytes at `entry`.
-    fn record_code(&mut self, entry: usize, len: usize, pc: u32) {
-        use std::io::Write;
-        // SAFETY: `entry..entry + len` lies in a code section the memory manager handed to
-        // MCJIT for this region, mapped and fully written (the function was just finalised).
-        let code = unsafe { std::slice::from_raw_parts(entry as *const u8, len) };
-        // One write per line: tier 1 appends to the same map from the CPU thread.
-        let line = format!("{entry:x} {len:x} rv32_region_{pc:08x}\n");
-        let written = self
-            .map
-            .write_all(line.as_bytes())
-            .and_then(|_| {
-                let line = format!("{entry:x} {} {len} {pc:08x}\n", self.bin_len);
-                self.idx.write_all(line.as_bytes())
-            })
-            .and_then(|_| self.bin.write_all(code));
-        match written {
-            Ok(()) => self.bin_len += len as u64,
-            Err(e) => tracing::warn!("RV32VM_JIT_DUMP: write failed: {e}"),
-        }
-    }
-}
+/// (`region_ID_PC.{raw,opt}.ll`), and its code ([`CodeDump`], files `region-code-PID.*`).
+type Dump = CodeDump;
 
 fn host_machine() -> Result<TargetMachine, String> {
     Target::initialize_native(&InitializationConfig::default())?;
@@ -334,7 +271,7 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
     let mut engines: Vec<EpochCode<'_>> = Vec::new();
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
-    let mut dump = Dump::from_env();
+    let mut dump = Dump::from_env("region-code");
     loop {
         let job = match jobs.recv() {
             Ok(Message::Job(job)) => job,
@@ -444,7 +381,11 @@ fn compile_one<'ctx>(
             .find(|&&(start, len)| (start..start + len).contains(&addr))
             .map(|&(start, len)| start + len - addr);
         if let Some(len) = len {
-            d.record_code(addr, len, job.plan.entry_pc);
+            let pc = job.plan.entry_pc;
+            // SAFETY: `addr..addr + len` lies in a code section the memory manager handed to
+            // MCJIT for this region, mapped and fully written (the function was finalised).
+            let code = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+            d.record(addr, pc, &format!("rv32_region_{pc:08x}"), code);
         }
     }
     // The machine code stays with the engine (MCJIT keeps loaded objects until it is dropped);
