@@ -882,15 +882,19 @@ impl Process {
     }
 }
 
-/// The Stop of a process killed by `signo`'s default action. A process killed by SIGPIPE dies
-/// quietly, as shells print nothing for it.
+/// The Stop of a process killed by `signo`'s default action. As qemu-riscv32, only a signal
+/// whose default action dumps core (SIGSEGV, SIGABRT, SIGQUIT, ...) gets a line on stderr;
+/// one that just terminates (SIGTERM, SIGINT, SIGPIPE, ...) dies quietly, and the shell that
+/// waits for us reports it.
 pub fn killed_by(signo: i32) -> Stop {
+    // SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ, SIGSYS.
+    let dumps_core = matches!(signo, 3..=8 | 11 | 24 | 25 | 31);
     Stop::Fatal {
         status: 128 + signo,
-        message: if signo == sig::SIGPIPE {
-            String::new()
-        } else {
+        message: if dumps_core {
             format!("rv32vm: guest killed by {}", signal_name(signo))
+        } else {
+            String::new()
         },
     }
 }
