@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Why an input file could not be read.
@@ -35,6 +35,14 @@ pub enum InputError {
     /// The file is empty.
     #[error("{what} {path} is empty")]
     Empty { what: &'static str, path: String },
+}
+
+/// A file's device and inode: two paths name the same file exactly when these match.
+pub type FileId = (u64, u64);
+
+/// Device and inode of the file `path` names (through symlinks), if it exists.
+pub fn file_identity(path: &Path) -> Option<FileId> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// A name for a file type, for messages.

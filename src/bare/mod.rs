@@ -325,10 +325,7 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     // Refuse bad signature symbols before running, not after.
     let signature = match &opts.signature {
         Some(out) => {
-            let identity = |p: &Path| {
-                use std::os::unix::fs::MetadataExt;
-                std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
-            };
+            let identity = crate::hostfile::file_identity;
             if out == path || identity(out).is_some_and(|id| identity(path) == Some(id)) {
                 return Err(BareError::SignatureIsProgram(out.clone()));
             }

@@ -9,7 +9,7 @@
 //! block after this instruction).
 
 use crate::cpu::{fpu, Access, Hart};
-use crate::exec::contract::{between_blocks, jump_slot, Exit, RunCtx};
+use crate::exec::contract::{between_blocks, jump_slot, Exit, JumpEntry, RunCtx, RunState};
 use crate::exec::mem::{load, store, MemValue};
 use crate::exec::platform::Platform;
 use crate::exec::semantics;
@@ -248,6 +248,16 @@ unsafe extern "sysv64" fn system_helper<P: Platform>(
     }
 }
 
+/// The jump-cache entry for `hart.pc`, if it is one: its pc matches and the execute TLB maps
+/// that pc to the entry's host address (the translation its code was made under).
+#[inline(always)]
+fn valid_jump_entry(hart: &Hart, state: &RunState) -> Option<JumpEntry> {
+    let pc = hart.pc;
+    // SAFETY: the jump cache has `JUMP_CACHE_SIZE` entries and `jump_slot` indexes within it.
+    let entry = unsafe { *state.jump_cache.add(jump_slot(pc)) };
+    (entry.pc == pc && hart.tlb.lookup(pc, Access::Execute) == Some(entry.host)).then_some(entry)
+}
+
 /// Find compiled code for `hart.pc` after a block left through an indirect jump or an
 /// unchained direct one: run the platform's between-blocks check as the interpreter does when
 /// it chains, then look in the jump cache. Returns a code address to jump to, or an exit code
@@ -266,11 +276,7 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
         ctx.state.budget += 1; // no block was entered
         return Exit::STOP.0 as usize;
     }
-    let pc = hart.pc;
-    // SAFETY: the jump cache has `JUMP_CACHE_SIZE` entries and `jump_slot` indexes within it.
-    let entry = unsafe { &*ctx.state.jump_cache.add(jump_slot(pc)) };
-    if entry.code != 0 && entry.pc == pc && hart.tlb.lookup(pc, Access::Execute) == Some(entry.host)
-    {
+    if let Some(entry) = valid_jump_entry(hart, &ctx.state).filter(|e| e.code != 0) {
         ctx.state.jit_dispatched += 1;
         return entry.code;
     }
@@ -304,13 +310,7 @@ unsafe extern "sysv64" fn region_chain_helper<P: Platform>(
     if !between_blocks(hart, ctx) {
         return Exit::STOP.0 as usize;
     }
-    let pc = hart.pc;
-    // SAFETY: the jump cache has `JUMP_CACHE_SIZE` entries and `jump_slot` indexes within it.
-    let entry = unsafe { &*ctx.state.jump_cache.add(jump_slot(pc)) };
-    if entry.region != 0
-        && entry.pc == pc
-        && hart.tlb.lookup(pc, Access::Execute) == Some(entry.host)
-    {
+    if let Some(entry) = valid_jump_entry(hart, &ctx.state).filter(|e| e.region != 0) {
         ctx.state.budget -= 1;
         ctx.state.t2_chained += 1;
         return entry.region;

@@ -406,12 +406,13 @@ impl Engine {
         #[cfg(tier2)]
         {
             let mut region = self.t2.region_for(idx, pc);
-            if region == 0
-                && self.policy.t2_due(runs)
-                && self.t2.wants(idx)
-                && self.policy.t2_takes(&self.blocks[idx as usize].insns)
-            {
-                region = self.request_region(hart, plat, idx, pc);
+            if region == 0 && self.policy.t2_due(runs) && self.t2.wants(idx) {
+                if self.policy.t2_takes(&self.blocks[idx as usize].insns) {
+                    region = self.request_region(hart, plat, idx, pc);
+                } else {
+                    // Decided once per epoch, not at every entry of the block.
+                    self.t2.decline(idx);
+                }
             }
             if region != 0 {
                 // Tier 1's entry for the block, if any, is a stub that calls the region.

@@ -24,7 +24,7 @@ use super::system::{FirmwareMode, HostDevices, System, SystemError};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
 use crate::cpu::{Hart, Priv};
 use crate::exec::{Engine, EngineConfig, Stop};
-use crate::hostfile::{self, InputError};
+use crate::hostfile::{self, file_identity, FileId, InputError};
 use rv32vm_devices::virtio::{
     Disk, DiskError, DiskOptions, NetError, NetOptions, ShareError, ShareOptions, Virtio9p,
     VirtioBlk, VirtioNet,
@@ -478,14 +478,6 @@ fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
 struct Outputs {
     dump_dtb: Option<(File, PathBuf)>,
     console_log: Option<File>,
-}
-
-/// A file's device and inode: two paths name the same file exactly when these match.
-type FileId = (u64, u64);
-
-/// Device and inode of the file `path` names (through symlinks), if it exists.
-fn file_identity(path: &Path) -> Option<FileId> {
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// One of the VM's own files (input or disk), which no output may overwrite.

@@ -7,7 +7,6 @@
 //! machine built and filled. Compiled code is a cache: the engine starts empty.
 
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -205,7 +204,7 @@ fn open_console_log(
     let Some(path) = &opts.console_log else {
         return Ok(None);
     };
-    let identity = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let identity = crate::hostfile::file_identity;
     let refuse = |reason: String| RestoreError::ConsoleLog {
         path: path.clone(),
         reason,
@@ -247,7 +246,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     let disks = open_disks(&snapshot, &opts.disks)?;
     let console_log = open_console_log(opts, &disks)?;
     if let Some(path) = &opts.save {
-        let identity = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let identity = crate::hostfile::file_identity;
         if let Some(id) = identity(path) {
             if let Some(blk) = disks.iter().find(|d| identity(d.disk().path()) == Some(id)) {
                 return Err(RestoreError::SaveOverDisk {

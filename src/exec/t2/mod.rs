@@ -148,6 +148,11 @@ impl Tier2 {
         !self.broken && !self.requested.contains(&idx)
     }
 
+    /// Block `idx` gets no region in this epoch (the policy declined it): never ask again.
+    pub fn decline(&mut self, idx: u32) {
+        self.requested.insert(idx);
+    }
+
     /// Whether regions are being compiled in the background.
     pub fn busy(&self) -> bool {
         !self.pending.is_empty()
