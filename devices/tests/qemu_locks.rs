@@ -12,6 +12,18 @@ use rv32vm_devices::virtio::{Disk, DiskError, DiskOptions};
 
 const QEMU: &str = "qemu-system-riscv32";
 
+/// Held by each test for its whole run. A `flock` belongs to the open file description, and a
+/// child that another test thread forks (to exec QEMU) holds a copy of every descriptor until
+/// its exec: a disk this test just closed can stay locked for that moment. One test at a time
+/// keeps forks away from the images under test.
+static ONE_TEST_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serialize() -> std::sync::MutexGuard<'static, ()> {
+    ONE_TEST_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn image(name: &str) -> PathBuf {
     let path = std::env::temp_dir().join(format!("rv32vm-qemu-lock-{}-{name}", std::process::id()));
     fs::write(&path, vec![0u8; 1 << 20]).expect("write the image");
@@ -130,6 +142,7 @@ const SNAPSHOT: DiskOptions = DiskOptions {
 
 #[test]
 fn rv32vm_refuses_an_image_a_running_qemu_writes() {
+    let _serial = serialize();
     let path = image("qemu-writes.img");
     let qemu = start_qemu(&path, false);
     for options in [DiskOptions::default(), READ_ONLY, SNAPSHOT] {
@@ -149,6 +162,7 @@ fn rv32vm_refuses_an_image_a_running_qemu_writes() {
 
 #[test]
 fn qemu_refuses_an_image_rv32vm_uses() {
+    let _serial = serialize();
     let path = image("rv32vm-writes.img");
     let disk = Disk::open(&path, DiskOptions::default()).unwrap();
     let stderr = qemu_refuses(&path, false);
@@ -169,6 +183,7 @@ fn qemu_refuses_an_image_rv32vm_uses() {
 
 #[test]
 fn read_only_users_of_both_share_an_image() {
+    let _serial = serialize();
     let path = image("shared.img");
     let qemu = start_qemu(&path, true);
     let reader = Disk::open(&path, READ_ONLY).expect("readers share");
