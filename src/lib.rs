@@ -158,8 +158,8 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         let _ = writeln!(out, "    chained to region   {}", s.t2_chained);
         let _ = writeln!(
             out,
-            "    indirect jumps      {} within their region, {} leaving it",
-            s.t2_indirect_in_region, s.t2_indirect_left_region
+            "    indirect jumps      {} with a profiled target; predictions: {} hits (went on in the region), {} misses (left it)",
+            t2.predicted_jumps, s.t2_indirect_in_region, s.t2_indirect_left_region
         );
     }
     out

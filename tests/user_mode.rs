@@ -80,6 +80,7 @@ guest_tests! {
     mathlib => [], ExpectedEnd::Exit(0);
     setjmp => [], ExpectedEnd::Exit(0);
     qsort => [], ExpectedEnd::Exit(0);
+    indirect => [], ExpectedEnd::Exit(0);
     strings => [], ExpectedEnd::Exit(0);
     strconv => [], ExpectedEnd::Exit(0);
     misaligned => [], ExpectedEnd::Exit(0);

@@ -16,6 +16,52 @@ pub const MAX_BLOCK_INSNS: usize = 128;
 pub struct Profile {
     /// Entries through the run loop, counted while the block may still move up a tier.
     pub runs: u32,
+    /// Where the block's indirect jump went, while it was interpreted.
+    pub indirect: IndirectProfile,
+}
+
+/// The targets of a block's ending indirect jump (`jalr` through a register) seen while the
+/// block was interpreted: the current candidate for the most frequent target (a one-counter
+/// majority vote) and how often it was taken since it became the candidate, out of all jumps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IndirectProfile {
+    candidate: u32,
+    /// Jumps to `candidate` since it became the candidate.
+    hits: u32,
+    /// Majority-vote counter: the candidate is replaced when it drops to zero.
+    votes: u32,
+    /// All jumps recorded.
+    jumps: u32,
+}
+
+impl IndirectProfile {
+    /// Fewest recorded jumps a prediction is made from.
+    pub const MIN_JUMPS: u32 = 16;
+    /// The share of all recorded jumps (percent) the predicted target must have.
+    pub const MIN_PERCENT: u64 = 90;
+
+    /// Record a jump to `target`.
+    pub fn record(&mut self, target: u32) {
+        self.jumps = self.jumps.saturating_add(1);
+        if self.votes > 0 && target == self.candidate {
+            self.votes = self.votes.saturating_add(1);
+            self.hits = self.hits.saturating_add(1);
+        } else if self.votes == 0 {
+            self.candidate = target;
+            self.votes = 1;
+            self.hits = 1;
+        } else {
+            self.votes -= 1;
+        }
+    }
+
+    /// The target the jump took at least [`Self::MIN_PERCENT`] percent of the time, once
+    /// [`Self::MIN_JUMPS`] were recorded.
+    pub fn prediction(&self) -> Option<u32> {
+        let enough = self.jumps >= Self::MIN_JUMPS;
+        let share = u64::from(self.hits) * 100 >= u64::from(self.jumps) * Self::MIN_PERCENT;
+        (enough && share).then_some(self.candidate)
+    }
 }
 
 /// A decoded basic block.
@@ -115,4 +161,47 @@ pub fn build<P: Platform>(
         straddle,
         profile: Profile::default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IndirectProfile;
+
+    fn profile(targets: impl IntoIterator<Item = u32>) -> IndirectProfile {
+        let mut p = IndirectProfile::default();
+        for t in targets {
+            p.record(t);
+        }
+        p
+    }
+
+    #[test]
+    fn a_target_taken_nine_times_in_ten_is_predicted_once_enough_jumps_were_seen() {
+        let few = profile([0x1000; 15]);
+        assert_eq!(few.prediction(), None, "15 jumps are too few");
+        let steady = profile([0x1000; 16]);
+        assert_eq!(steady.prediction(), Some(0x1000));
+        // 18 of 20 (90%): predicted; 17 of 20 (85%): not.
+        let ninety = profile((0..20).map(|i| if i % 10 == 3 { 0x2000 } else { 0x1000 }));
+        assert_eq!(ninety.prediction(), Some(0x1000));
+        let eighty_five = profile((0..20).map(|i| {
+            if i == 2 || i == 9 || i == 15 {
+                0x2000
+            } else {
+                0x1000
+            }
+        }));
+        assert_eq!(eighty_five.prediction(), None);
+    }
+
+    #[test]
+    fn alternating_or_changing_targets_are_not_predicted() {
+        let alternating = profile((0..100).map(|i| 0x1000 + (i % 2) * 4));
+        assert_eq!(alternating.prediction(), None);
+        // The first target for a while, then another: neither has 90% of all jumps.
+        let changed = profile((0..100).map(|i| if i < 30 { 0x1000 } else { 0x3000 }));
+        assert_eq!(changed.prediction(), None);
+        let settled = profile((0..400).map(|i| if i < 4 { 0x1000 } else { 0x3000 }));
+        assert_eq!(settled.prediction(), Some(0x3000));
+    }
 }

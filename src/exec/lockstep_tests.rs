@@ -12,6 +12,7 @@ use crate::cpu::{Access, Exception, Hart, Trap};
 use crate::exec::ir::IrOptions;
 use crate::exec::platform::{Platform, Resume, Stop, Target};
 use crate::exec::{Engine, EngineConfig, T2Opt, Tier};
+use crate::isa::ops::OpClass;
 use crate::isa::{decode, Op};
 
 /// Guest address of the two code pages.
@@ -86,6 +87,9 @@ impl TestPlatform {
 }
 
 impl Platform for TestPlatform {
+    // The random regions' indirect jumps are profiled and predicted under `auto`.
+    const PREDICTS_INDIRECT_JUMPS: bool = true;
+
     fn translate(&mut self, _hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
         let fault = match access {
             Access::Read => Exception::LoadAccessFault,
@@ -505,12 +509,33 @@ fn random_block(rng: &mut Rng) -> Vec<u32> {
 /// indirect jump through a random register, a return through ra, or falling through; loops are welcome (the run
 /// stops at the instruction limit, exactly where the interpreter would).
 fn random_region(rng: &mut Rng) -> Vec<u32> {
+    random_region_of(rng, false)
+}
+
+/// An integer instruction that cannot trap and leaves x1 (the link), x6, x7 and x28 (the
+/// terminators' scratch registers and jump counter) alone.
+fn random_safe_insn(rng: &mut Rng) -> u32 {
+    loop {
+        let w = random_insn(rng);
+        let i = decode(w);
+        if matches!(i.op.class(), OpClass::Alu | OpClass::Auipc) && ![1, 6, 7, 28].contains(&i.rd) {
+            return w;
+        }
+    }
+}
+
+/// [`random_region`], or with `loops` a program that runs until the instruction limit:
+/// bodies of [`random_safe_insn`] and no jumps through arbitrary registers, so it keeps
+/// looping through its calls, returns and two-target indirect jumps (what `auto` profiles and
+/// predicts).
+fn random_region_of(rng: &mut Rng, loops: bool) -> Vec<u32> {
     let segments = 2 + rng.below(5) as usize;
     let bodies: Vec<Vec<u32>> = (0..segments)
         .map(|_| {
             let mut body = Vec::new();
             for _ in 0..1 + rng.below(8) {
                 match rng.below(6) {
+                    _ if loops => body.push(random_safe_insn(rng)),
                     0 => random_pattern(rng, &mut body),
                     1 => body.push(random_fp_insn(rng)),
                     _ => body.push(random_insn(rng)),
@@ -519,49 +544,69 @@ fn random_region(rng: &mut Rng) -> Vec<u32> {
             body
         })
         .collect();
-    // Every terminator is 3 words (padded with nops), so segment addresses are known first.
+    // Every terminator is 9 words (padded with nops), so segment addresses are known first.
     const NOP: u32 = 0x0000_0013;
+    const TERM_WORDS: u32 = 9;
     let mut starts = Vec::new();
     let mut at = CODE_BASE;
     for body in &bodies {
         starts.push(at);
-        at += 4 * (body.len() as u32 + 3);
+        at += 4 * (body.len() as u32 + TERM_WORDS);
     }
     let end = at; // the final ecall
     let mut words = Vec::new();
     for body in &bodies {
         words.extend_from_slice(body);
         let here = CODE_BASE + 4 * words.len() as u32;
-        let target = if rng.below(5) == 0 {
+        let target = if rng.below(if loops { 20 } else { 5 }) == 0 {
             end
         } else {
             starts[rng.below(segments as u32) as usize]
         };
         let rel = target.wrapping_sub(here) as i32;
         let (rs1, rs2) = (rng.below(32), rng.below(32));
-        let term: [u32; 3] = match rng.below(7) {
-            0 | 1 => [
-                b_type(rel, rs2, rs1, rng.pick(&[0, 1, 4, 5, 6, 7])),
-                NOP,
-                NOP,
-            ],
-            2 => [j_type(rel, rng.pick(&[0, 1])), NOP, NOP],
-            3 => [
+        let kind = match rng.below(8) {
+            // Instead of a jump through whatever a register holds: the two-target jump.
+            4 if loops => 6,
+            k => k,
+        };
+        let mut term: Vec<u32> = match kind {
+            0 | 1 => vec![b_type(rel, rs2, rs1, rng.pick(&[0, 1, 4, 5, 6, 7]))],
+            2 => vec![j_type(rel, rng.pick(&[0, 1]))],
+            3 => vec![
                 target & 0xffff_f000 | 7 << 7 | 0x37,
                 i_type((target & 0xfff) as i32, 7, 0, 7, 0x13),
                 i_type(0, 7, 0, rng.below(32), 0x67),
             ],
             // A return (jalr x0, 0(ra)): after a `jal ra` (case 2) it comes back to the
             // call's return site, which tier 2 may follow inside the region.
-            5 => [i_type(0, 1, 0, 0, 0x67), NOP, NOP],
+            5 => vec![i_type(0, 1, 0, 0, 0x67)],
             // Indirect through whatever the register holds (often a fault).
-            4 => [
-                i_type(rng.pick(IMMS), rs1, 0, rng.below(32), 0x67),
-                NOP,
-                NOP,
-            ],
-            _ => [NOP, NOP, NOP],
+            4 => vec![i_type(rng.pick(IMMS), rs1, 0, rng.below(32), 0x67)],
+            // An indirect jump (or call) with two segment targets, picked without a branch
+            // by the low bits of a register (`other` one time in 4, 16 or 32, or always, or
+            // never, as the values go): one block whose jump `auto` profiles and predicts, and
+            // whose prediction misses now and then.
+            6 => {
+                let other = starts[rng.below(segments as u32) as usize];
+                // Mostly x28, which counts the jumps, so the pick varies as the loops run.
+                let rs1 = rng.pick(&[28, 28, 28, 2, 10, rs1]);
+                let delta = other.wrapping_sub(target) as i32;
+                vec![
+                    i_type(1, 28, 0, 28, 0x13), // addi x28, x28, 1
+                    target & 0xffff_f000 | 7 << 7 | 0x37,
+                    i_type((target & 0xfff) as i32, 7, 0, 7, 0x13),
+                    i_type(rng.pick(&[3, 15, 31]), rs1, 7, 6, 0x13), // andi x6, rs1, mask
+                    i_type(1, 6, 3, 6, 0x13),                        // sltiu x6, x6, 1
+                    r_type(0x20, 6, 0, 0, 6, 0x33),                  // sub x6, x0, x6
+                    i_type(delta, 6, 7, 6, 0x13),                    // andi x6, x6, delta
+                    r_type(0, 6, 7, 0, 7, 0x33),                     // add x7, x7, x6
+                    i_type(0, 7, 0, rng.pick(&[0, 1]), 0x67),        // jalr x0|x1, 0(x7)
+                ]
+            }
+            _ => Vec::new(),
         };
+        term.resize(TERM_WORDS as usize, NOP);
         words.extend_from_slice(&term);
     }
     words.push(0x0000_0073); // ecall
@@ -704,6 +749,11 @@ fn run_with_fp(
         tier,
         ir,
         t2_opt,
+        // `auto` as a short run can see it: a few interpreted runs profile each block (its
+        // indirect jump's targets), then a region is compiled before the block runs again.
+        t1_threshold: 16,
+        t2_threshold: 0,
+        deterministic: tier == Tier::Auto,
         ..EngineConfig::default()
     });
     engine.run(&mut hart, &mut plat, Some(10_000));
@@ -749,6 +799,9 @@ enum CaseKind {
     Mixed,
     /// A multi-block program with loops and indirect jumps ([`random_region`]).
     Region,
+    /// A multi-block program of integer instructions that loops through calls, returns and
+    /// two-target indirect jumps until the instruction limit ([`random_region_of`]).
+    IndirectLoops,
     /// Only F/D computations on operands near the limits of their format (underflow,
     /// overflow, rounding near subnormals), then an ecall.
     FloatLimits,
@@ -763,6 +816,7 @@ fn check_case_of(seed: u64, kind: CaseKind) {
     let words = match kind {
         CaseKind::Mixed => random_block(&mut rng),
         CaseKind::Region => random_region(&mut rng),
+        CaseKind::IndirectLoops => random_region_of(&mut rng, true),
         CaseKind::FloatLimits => {
             let n = 1 + rng.below(12);
             let mut w: Vec<u32> = (0..n).map(|_| random_fp_insn(&mut rng)).collect();
@@ -856,8 +910,9 @@ fn check_case_of(seed: u64, kind: CaseKind) {
 
 /// Every tier this build has, with the block optimiser's passes on and off, each checked
 /// against the unoptimised interpreter.
-/// Tier 2 runs once as `--tier t2` does (fast pipeline) and once with full optimisation (O2,
-/// regions that follow calls to their return sites: the indirect-jump candidates).
+/// Tier 2 runs once as `--tier t2` does (fast pipeline), once with full optimisation (O2,
+/// regions that follow calls to their return sites: the indirect-jump candidates) and once
+/// under `auto`, where regions follow the indirect-jump targets the interpreter profiled.
 const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
     (Tier::Interp, ALL_PASSES, None, "the optimised interpreter"),
     #[cfg(tier1)]
@@ -874,6 +929,13 @@ const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
         ALL_PASSES,
         Some(T2Opt::Full),
         "tier 2 optimised (O2, calls followed)",
+    ),
+    #[cfg(tier2)]
+    (
+        Tier::Auto,
+        ALL_PASSES,
+        Some(T2Opt::Fast),
+        "auto (interpreted runs profile indirect jumps, regions predict them)",
     ),
 ];
 
@@ -897,6 +959,14 @@ fn every_tier_matches_interpreter_on_random_regions() {
     // A third as many: each case compiles several multi-block regions through LLVM, once at O2.
     for seed in 0..lockstep_cases().div_ceil(3) {
         check_case_of(seed, CaseKind::Region);
+    }
+}
+
+#[test]
+fn every_tier_matches_interpreter_on_random_indirect_loops() {
+    // A tenth as many: each case runs to the instruction limit in every tier.
+    for seed in 0..lockstep_cases().div_ceil(10) {
+        check_case_of(seed, CaseKind::IndirectLoops);
     }
 }
 
@@ -1027,5 +1097,82 @@ fn chained_jump_into_a_block_changed_by_a_store_is_unlinked() {
             "{name}"
         );
         assert!(other.code == interp.code, "{name}: code memory differs");
+    }
+}
+
+#[test]
+#[cfg(tier2)]
+fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_misses() {
+    // A loop calls through a register (jalr x1, 0(x8)): f 31 times in 32, g otherwise, both in
+    // the loop's page. Interpreted, the loop's block learns that f dominates its jump; the
+    // region asked for at the loop then traces f as the call's successor, compares the target
+    // with it and stays in the region on a hit. Calls of g miss and leave; every result is the
+    // interpreter's, also when the instruction limit falls in the middle of the loop.
+    let mut code = vec![0u8; CODE_SIZE];
+    let mut put = |addr: u32, word: u32| {
+        let at = (addr - CODE_BASE) as usize;
+        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
+    };
+    put(0x1000, i_type(900, 0, 0, 3, 0x13)); // addi x3, x0, 900
+    put(0x1004, 0x1000 | 5 << 7 | 0x37); // lui x5, 0x1
+    put(0x1008, i_type(0x400, 5, 0, 5, 0x13)); // addi x5, x5, 0x400   (f)
+    put(0x100c, i_type(31, 3, 7, 6, 0x13)); // loop: andi x6, x3, 31
+    put(0x1010, i_type(1, 6, 3, 9, 0x13)); // sltiu x9, x6, 1
+    put(0x1014, i_type(8, 9, 1, 9, 0x13)); // slli x9, x9, 8
+    put(0x1018, r_type(0, 9, 5, 0, 8, 0x33)); // add x8, x5, x9        (f or g = f + 0x100)
+    put(0x101c, i_type(0, 8, 0, 1, 0x67)); // jalr x1, 0(x8)
+    put(0x1020, r_type(0, 2, 4, 0, 4, 0x33)); // add x4, x4, x2
+    put(0x1024, i_type(-1, 3, 0, 3, 0x13)); // addi x3, x3, -1
+    put(0x1028, b_type(0x100c - 0x1028, 0, 3, 1)); // bne x3, x0, loop
+    put(0x102c, 0x0000_0073); // ecall
+    put(0x1400, i_type(5, 3, 0, 2, 0x13)); // f: addi x2, x3, 5
+    put(0x1404, i_type(0, 1, 0, 0, 0x67)); // jalr x0, 0(x1)
+    put(0x1500, i_type(100, 3, 0, 2, 0x13)); // g: addi x2, x3, 100
+    put(0x1504, i_type(0, 1, 0, 0, 0x67)); // jalr x0, 0(x1)
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let expected: u32 = (1..=900u32)
+        .map(|n| if n % 32 == 0 { n + 100 } else { n + 5 })
+        .sum();
+    for limit in [20_000, 7_777] {
+        let run_tier = |tier: Tier| {
+            let mut plat = TestPlatform::new(&code, &data, false, false);
+            let mut hart = Hart::new();
+            hart.pc = CODE_BASE;
+            let mut engine = Engine::new(EngineConfig {
+                tier,
+                ir: ALL_PASSES,
+                // 24 interpreted runs profile the loop's jump (900..877: one call of g), then
+                // the region is asked for at once, before tier 1 would compile the block.
+                t1_threshold: 24,
+                t2_threshold: 0,
+                // Regions compile before they run, so the run is the same every time.
+                deterministic: true,
+                ..EngineConfig::default()
+            });
+            engine.run(&mut hart, &mut plat, Some(limit));
+            (hart, engine)
+        };
+        let (reference, _) = run_tier(Tier::Interp);
+        if limit == 20_000 {
+            assert_eq!(reference.x[4], expected, "the interpreter's sum");
+        }
+        let (hart, engine) = run_tier(Tier::Auto);
+        assert_eq!(hart.x, reference.x, "limit {limit}: registers");
+        assert_eq!(
+            (hart.pc, hart.instret),
+            (reference.pc, reference.instret),
+            "limit {limit}"
+        );
+        let s = &engine.stats;
+        assert!(
+            s.t2.predicted_jumps > 0,
+            "limit {limit}: no region was given the call's profiled target"
+        );
+        assert!(
+            s.t2_indirect_in_region > 100 && s.t2_indirect_left_region > 0,
+            "limit {limit}: predictions hit {} times, missed {} times",
+            s.t2_indirect_in_region,
+            s.t2_indirect_left_region
+        );
     }
 }

@@ -147,6 +147,8 @@ impl T2Stats {
 /// tier 1 and tier 2 for this pc (0 when there is none).
 #[derive(Clone, Copy)]
 struct Found {
+    /// The block's index.
+    block: u32,
     slots: *const (),
     code: usize,
     region: usize,
@@ -352,6 +354,7 @@ impl Engine {
                 || (entry.code != 0 && !self.policy.t2_enabled());
             if settled {
                 return Ok(Found {
+                    block: entry.block,
                     slots: entry.slots,
                     code: entry.code,
                     region: entry.region,
@@ -382,6 +385,7 @@ impl Engine {
             region,
         };
         Ok(Found {
+            block: idx,
             slots,
             code,
             region,
@@ -493,6 +497,21 @@ impl Engine {
         Ok(0)
     }
 
+    /// Note that block `idx`, just interpreted, left for `target`: if it ends in an indirect
+    /// jump, that is one more sample of where the jump goes.
+    #[inline(always)]
+    fn record_indirect_jump(&mut self, idx: u32, target: u32) {
+        let Some(b) = self.blocks.get_mut(idx as usize) else {
+            return;
+        };
+        if b.insns
+            .last()
+            .is_some_and(|last| last.op.class() == crate::isa::ops::OpClass::Jalr && last.rs1 != 0)
+        {
+            b.profile.indirect.record(target);
+        }
+    }
+
     /// Plan a region entered at block `idx` (at `pc`) and ask tier 2 for it; returns the
     /// region's entry when it is ready now (`--tier t2` waits for it), else 0.
     #[cfg(tier2)]
@@ -504,10 +523,8 @@ impl Engine {
         pc: u32,
     ) -> usize {
         let host = self.blocks[idx as usize].host;
-        let entry = t2::region::RegionBlock {
-            pc,
-            insns: self.blocks[idx as usize].insns.to_vec(),
-        };
+        let predict = P::PREDICTS_INDIRECT_JUMPS;
+        let entry = t2::region::RegionBlock::new(pc, &self.blocks[idx as usize], predict);
         // Blocks of the entry page are reached through the translation validated at the
         // region's entry: a pc in it is at the same offset from the entry's host address.
         // Return sites only for regions compiled with full optimisation (hot code).
@@ -524,10 +541,7 @@ impl Engine {
                 return None;
             }
             members.push((i, target_host, target));
-            Some(t2::region::RegionBlock {
-                pc: target,
-                insns: b.insns.to_vec(),
-            })
+            Some(t2::region::RegionBlock::new(target, b, predict))
         });
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),
@@ -743,6 +757,10 @@ impl Engine {
             },
             plat: plat as *mut P,
         };
+        // Interpreted blocks run one at a time while a compiling tier is on (chain budget 0),
+        // so the run loop sees where each indirect jump went.
+        let profile_jumps =
+            P::PREDICTS_INDIRECT_JUMPS && self.policy.t2_enabled() && ctx.state.chain_budget == 0;
         let stop = loop {
             // A chained run that ended on a jump-cache miss already made these checks.
             if !ctx.state.checked {
@@ -774,13 +792,21 @@ impl Engine {
                     // blocks or the platform while it runs.
                     unsafe { self.enter_compiled(hart, &mut ctx, code) }
                 }
-                Ok(Found { slots: first, .. }) => {
+                Ok(Found {
+                    slots: first,
+                    block,
+                    ..
+                }) => {
                     ctx.state.jump_cache = self.jump_cache.as_ptr();
                     // SAFETY: `first` is the interpreter entry of a live block compiled for
                     // `P` (blocks are dropped when the platform type changes); the jump cache
                     // holds only such blocks; nothing touches the blocks or the platform while
                     // it runs.
-                    unsafe { interp::run_block(hart, &mut ctx, first) }
+                    let exit = unsafe { interp::run_block(hart, &mut ctx, first) };
+                    if profile_jumps && matches!(exit, BlockExit::Next) {
+                        self.record_indirect_jump(block, hart.pc);
+                    }
+                    exit
                 }
                 Err(trap) => BlockExit::Trap(trap),
             };

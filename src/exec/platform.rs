@@ -121,6 +121,12 @@ pub trait Platform {
     /// block entry and every memory access (a debugger's) says no: the engine then interprets.
     const MAY_COMPILE: bool = true;
 
+    /// Whether the engine profiles the targets of interpreted indirect jumps and tier 2 follows
+    /// a dominant target inside a region (indirect-jump prediction). On in user mode, with one
+    /// program in one address space; off in system mode, where one block's code serves every
+    /// process that maps it and the kernel's indirect jumps rarely have one target.
+    const PREDICTS_INDIRECT_JUMPS: bool = false;
+
     /// Whether the block builder must end a block before the instruction at `pc`, so that `pc`
     /// is a block entry, where [`Platform::between_blocks`] runs (a debugger's breakpoint, or
     /// every pc for single-instruction blocks). Decoded blocks are cached: a platform whose

@@ -78,6 +78,8 @@ pub struct Pausable<P> {
 /// The platform methods that both wrappers pass straight to the wrapped one.
 macro_rules! forward_platform {
     () => {
+        const PREDICTS_INDIRECT_JUMPS: bool = P::PREDICTS_INDIRECT_JUMPS;
+
         #[inline(always)]
         fn mmio_read(&mut self, hart: &mut Hart, paddr: u32, size: u32) -> Result<u64, Trap> {
             self.inner.mmio_read(hart, paddr, size)

@@ -387,6 +387,8 @@ fn guest_environment() -> Vec<Vec<u8>> {
 }
 
 impl Platform for Process {
+    const PREDICTS_INDIRECT_JUMPS: bool = true;
+
     #[inline]
     fn translate(&mut self, _hart: &mut Hart, va: u32, access: Access) -> Result<Target, Trap> {
         let (need, cause) = match access {

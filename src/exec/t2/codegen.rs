@@ -559,13 +559,16 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// An indirect jump from `from` to `target`: if the target is the return site of a call
-    /// in the region (so a loop that calls a function of the same page and comes back stays
-    /// one loop), go on there with the checks of any in-region transfer; otherwise leave.
-    /// Sound in every mode: the region's blocks all lie in the page whose translation the run
-    /// loop validated at entry.
-    fn indirect_jump(&self, target: IntValue<'ctx>) -> Result<()> {
-        let pcs = &self.return_sites;
+    /// An indirect jump to `target`: if the target is the return site of a call in the region
+    /// (so a loop that calls a function of the same page and comes back stays one loop) or
+    /// the jump's `predicted` target (its profile), and a block of the region, go on there
+    /// with the checks of any in-region transfer; otherwise leave. Sound in every mode: the
+    /// region's blocks all lie in the page whose translation the run loop validated at entry.
+    fn indirect_jump(&self, target: IntValue<'ctx>, predicted: Option<u32>) -> Result<()> {
+        let mut pcs = self.return_sites.clone();
+        pcs.extend(predicted.filter(|pc| self.blocks.contains_key(pc)));
+        pcs.sort_unstable();
+        pcs.dedup();
         if pcs.is_empty() {
             return self.leave_region(target, 0, Exit::NEXT);
         }
@@ -617,7 +620,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let i = &block.insns[index];
             let next_pc = pc.wrapping_add(i.len as u32);
             if index + 1 == n && i.ends_block() {
-                return self.block_end(i, pc, index as u64, n as u64);
+                return self.block_end(i, pc, index as u64, n as u64, block.predicted);
             }
             match self.insn(i, pc, index as u64)? {
                 Flow::Next => {}
@@ -637,7 +640,14 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// The block-ending instruction `i` at `pc` (the `index`-th of `n`).
-    fn block_end(&mut self, i: &Insn, pc: u32, index: u64, n: u64) -> Result<()> {
+    fn block_end(
+        &mut self,
+        i: &Insn,
+        pc: u32,
+        index: u64,
+        n: u64,
+        predicted: Option<u32>,
+    ) -> Result<()> {
         let next_pc = pc.wrapping_add(i.len as u32);
         match i.op.class() {
             OpClass::Branch => {
@@ -676,7 +686,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 let t = self.b.build_and(t, self.c32(!1), "")?;
                 self.set_reg(i.rd, self.c32(next_pc))?;
                 self.retire(n)?;
-                self.indirect_jump(t)
+                self.indirect_jump(t, predicted)
             }
             _ => {
                 // System instructions: the helper does what the interpreter does (pc and
@@ -1338,7 +1348,11 @@ mod tests {
         insns.push(decode(0x0000_106f)); // jal x0, +0x1000
         let plan = RegionPlan {
             entry_pc: 0x1000,
-            blocks: vec![RegionBlock { pc: 0x1000, insns }],
+            blocks: vec![RegionBlock {
+                pc: 0x1000,
+                insns,
+                predicted: None,
+            }],
         };
         let env = CodegenEnv {
             helpers: Helpers::for_platform::<crate::machine::system::System>(),

@@ -40,6 +40,9 @@ pub struct T2Stats {
     pub region_insns: u64,
     /// Blocks in the compiled regions.
     pub region_blocks: u64,
+    /// Indirect jumps in the regions asked for whose profiled target is a block of their
+    /// region (indirect-jump prediction).
+    pub predicted_jumps: u64,
     /// Regions found in the region cache (compiled before, in this process or the one it was
     /// forked from): no LLVM work.
     pub cache_hits: u64,
@@ -198,6 +201,7 @@ impl Tier2 {
         wait: bool,
     ) -> Option<Finished> {
         self.requested.insert(idx);
+        self.stats.predicted_jumps += plan.predicted_jumps() as u64;
         let key = RegionKey {
             plan: plan.clone(),
             env: env.clone(),

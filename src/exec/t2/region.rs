@@ -9,6 +9,7 @@
 //! the page's blocks.
 
 use crate::cpu::tlb::PAGE_MASK;
+use crate::exec::block::Block;
 use crate::isa::ops::OpClass;
 use crate::isa::Insn;
 
@@ -22,9 +23,28 @@ pub const MAX_REGION_INSNS: usize = 1024;
 pub struct RegionBlock {
     pub pc: u32,
     pub insns: Vec<Insn>,
+    /// Where the block's ending indirect jump almost always went while it was interpreted
+    /// (indirect-jump prediction; user mode only). The region traces it like a direct
+    /// successor, and the jump compares its target with it.
+    pub predicted: Option<u32>,
 }
 
 impl RegionBlock {
+    /// The region's view of `block`, entered at `pc`; with `predict`, its indirect jump's
+    /// profiled target, if one dominates.
+    pub fn new(pc: u32, block: &Block, predict: bool) -> Self {
+        let predicted = if predict {
+            block.profile.indirect.prediction()
+        } else {
+            None
+        };
+        RegionBlock {
+            pc,
+            insns: block.insns.to_vec(),
+            predicted,
+        }
+    }
+
     /// The pc after the block's last instruction.
     pub fn end_pc(&self) -> u32 {
         self.insns
@@ -52,7 +72,8 @@ impl RegionBlock {
             OpClass::Jal => vec![last_pc.wrapping_add(last.imm as u32)],
             // Constant folding turned the base into x0: the target is known.
             OpClass::Jalr if last.rs1 == 0 => vec![last.imm as u32 & !1],
-            OpClass::Jalr | OpClass::System => Vec::new(),
+            OpClass::Jalr => self.predicted.into_iter().collect(),
+            OpClass::System => Vec::new(),
             // The block ended at its size limit or the page end: it falls through.
             _ => vec![end],
         }
@@ -85,6 +106,15 @@ impl RegionPlan {
         sites.dedup();
         sites.truncate(Self::MAX_RETURN_SITES);
         sites
+    }
+
+    /// Blocks whose indirect jump has a predicted target that is a block of the region.
+    pub fn predicted_jumps(&self) -> usize {
+        self.blocks
+            .iter()
+            .filter_map(|b| b.predicted)
+            .filter(|pc| self.blocks.iter().any(|b| b.pc == *pc))
+            .count()
     }
 
     /// Guest instructions in the region.
@@ -141,6 +171,7 @@ mod tests {
         RegionBlock {
             pc,
             insns: words.iter().map(|&w| decode(w)).collect(),
+            predicted: None,
         }
     }
 
@@ -155,5 +186,29 @@ mod tests {
         assert_eq!(pcs, vec![0x1000, 0x1008]);
         assert_eq!(plan.blocks[0].successors(), vec![0x1000, 0x1008]);
         assert_eq!(plan.blocks[1].successors(), vec![0x2008]);
+    }
+
+    #[test]
+    fn an_indirect_jumps_predicted_target_is_traced_like_a_direct_successor() {
+        // 0x1000: jalr x1, 0(x8)     -> predicted 0x1400 (same page) or 0x2400 (another page)
+        // 0x1400: jalr x0, 0(x1)     -> unpredicted: nothing traced
+        let mut call = block(0x1000, &[0x000400e7]);
+        let callee = block(0x1400, &[0x00008067]);
+        assert!(call.successors().is_empty(), "no profile, no successor");
+        call.predicted = Some(0x1400);
+        let plan = RegionPlan::trace(call.clone(), false, |pc| {
+            (pc == 0x1400).then(|| callee.clone())
+        });
+        let pcs: Vec<u32> = plan.blocks.iter().map(|b| b.pc).collect();
+        assert_eq!(pcs, vec![0x1000, 0x1400]);
+        assert_eq!(plan.predicted_jumps(), 1);
+        call.predicted = Some(0x2400);
+        let plan = RegionPlan::trace(call, false, |_| panic!("only the entry page is traced"));
+        assert_eq!(plan.blocks.len(), 1);
+        assert_eq!(
+            plan.predicted_jumps(),
+            0,
+            "a target outside the region is no prediction"
+        );
     }
 }
