@@ -132,6 +132,7 @@ pub struct T2Stats {
     pub compile_time: Duration,
     pub region_insns: u64,
     pub region_blocks: u64,
+    pub predicted_jumps: u64,
     pub cache_hits: u64,
 }
 
