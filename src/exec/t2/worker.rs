@@ -4,7 +4,7 @@
 //! the engine side's region cache may hand their code out again in a later epoch, until the
 //! run loop says it forgot everything older than some epoch ([`Worker::forget_before`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -73,6 +73,16 @@ extern "C" fn fork_release() {
     unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
 }
 
+/// Forks this process went through (counted in the child): a worker made before a fork
+/// belongs to the parent. An atomic load per check, where `getpid` was a system call at every
+/// run-loop entry while a compile was pending.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn fork_child() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+    fork_release();
+}
+
 /// [`FORK_GUARD`] held while LLVM is at work in this thread (setting up, compiling, freeing
 /// code, tearing down), so a `fork` never copies LLVM's own locks held mid-change (a child
 /// whose compile thread then waits for such a lock hangs forever). Released when dropped.
@@ -105,7 +115,7 @@ fn guard_forks() {
     ONCE.call_once(|| {
         // SAFETY: the handlers only lock and unlock `FORK_GUARD`.
         let rc = unsafe {
-            libc::pthread_atfork(Some(fork_prepare), Some(fork_release), Some(fork_release))
+            libc::pthread_atfork(Some(fork_prepare), Some(fork_release), Some(fork_child))
         };
         if rc != 0 {
             tracing::warn!("pthread_atfork failed ({rc}): a fork during a compile could hang");
@@ -117,9 +127,9 @@ fn guard_forks() {
 pub struct Worker {
     jobs: Sender<Message>,
     done: Receiver<CompileDone>,
-    /// The process the thread runs in: after a `fork` the child has the object but not the
-    /// thread.
-    pid: u32,
+    /// [`FORKS`] when the thread was started: after a `fork` the child has the object but not
+    /// the thread.
+    forks: u64,
     /// Set when the run loop goes away: queued jobs are dropped, not compiled.
     quit: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -154,7 +164,7 @@ impl Worker {
         Ok(Worker {
             jobs,
             done,
-            pid: std::process::id(),
+            forks: FORKS.load(Ordering::Relaxed),
             quit,
             thread: Some(thread),
         })
@@ -162,7 +172,7 @@ impl Worker {
 
     /// Whether the thread runs in this process (false in a child after `fork`).
     pub fn is_ours(&self) -> bool {
-        self.pid == std::process::id()
+        self.forks == FORKS.load(Ordering::Relaxed)
     }
 
     /// Queue a job; false if the thread is gone.
