@@ -3,6 +3,7 @@
 //! Data flows one way: CLI -> machine or user process -> engine (tiers) -> CPU state / MMU ->
 //! RAM or device bus. See docs/architecture.md.
 
+pub mod addr_hash;
 pub mod bare;
 pub mod cpu;
 pub mod elf;

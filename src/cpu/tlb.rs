@@ -138,7 +138,7 @@ impl Tlb {
 /// more code. Keyed by host page address, like the block cache.
 #[derive(Debug, Default)]
 pub struct CodePages {
-    pages: std::collections::HashSet<usize>,
+    pages: crate::addr_hash::AddrSet<usize>,
     written: Vec<usize>,
 }
 

@@ -27,8 +27,8 @@ pub mod t1;
 #[cfg(tier2)]
 pub mod t2;
 
+use crate::addr_hash::AddrMap;
 use std::any::TypeId;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::cpu::tlb::CodePages;
@@ -162,9 +162,9 @@ pub struct Engine {
     policy: policy::Policy,
     blocks: Vec<Block>,
     /// Block index by the host address of its first instruction.
-    by_host: HashMap<usize, u32>,
+    by_host: AddrMap<usize, u32>,
     /// Blocks by the host pages their instructions lie in (for invalidation on stores).
-    by_page: HashMap<usize, Vec<u32>>,
+    by_page: AddrMap<usize, Vec<u32>>,
     /// Blocks dropped by page invalidation whose memory is still held (freed on flush).
     dead_blocks: usize,
     /// Recently used blocks by guest pc, validated against the host address; the interpreter
@@ -198,8 +198,8 @@ impl Engine {
             policy: policy::Policy::new(&config),
             config,
             blocks: Vec::new(),
-            by_host: HashMap::new(),
-            by_page: HashMap::new(),
+            by_host: AddrMap::default(),
+            by_page: AddrMap::default(),
             dead_blocks: 0,
             jump_cache: Box::new([JumpEntry::EMPTY; JUMP_CACHE_SIZE]),
             stats: EngineStats::default(),

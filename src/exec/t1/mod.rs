@@ -11,8 +11,8 @@ pub mod arena;
 pub mod emit;
 pub mod templates;
 
+use crate::addr_hash::AddrMap;
 use std::any::TypeId;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::cpu::Hart;
@@ -104,7 +104,7 @@ pub struct Jit {
     /// Bytes at the arena start that hold the stubs.
     stub_bytes: usize,
     /// Direct exits by the host address of the block they lead to.
-    links: HashMap<usize, Vec<Link>>,
+    links: AddrMap<usize, Vec<Link>>,
     chaining: bool,
     /// Profiling output asked for with `RV32VM_JIT_DUMP` (see [`CodeDump`]).
     dump: Option<CodeDump>,
@@ -144,7 +144,7 @@ impl Jit {
             arena: None,
             runtime: None,
             stub_bytes: 0,
-            links: HashMap::new(),
+            links: AddrMap::default(),
             chaining,
             dump: CodeDump::from_env("code"),
             code: Vec::new(),
@@ -186,7 +186,7 @@ impl Jit {
         pc: u32,
         host: usize,
         flat_base: Option<usize>,
-        by_host: &HashMap<usize, u32>,
+        by_host: &AddrMap<usize, u32>,
     ) -> Result<usize, JitError> {
         // The code table is read while chaining the new block's exits; `compile` does not
         // touch it, so lend it out for the call.

@@ -13,7 +13,8 @@ pub mod memory;
 pub mod region;
 pub mod worker;
 
-use std::collections::{HashMap, HashSet};
+use crate::addr_hash::{AddrMap, AddrSet};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::cpu::Hart;
@@ -115,11 +116,11 @@ pub struct Tier2 {
     /// The thread could not be started or died: tier 2 is off.
     broken: bool,
     /// Installed regions by entry block index.
-    regions: HashMap<u32, Installed>,
+    regions: AddrMap<u32, Installed>,
     /// Blocks with a region asked for (pending, installed or failed): never asked again in
     /// this epoch.
-    requested: HashSet<u32>,
-    pending: HashMap<u64, Pending>,
+    requested: AddrSet<u32>,
+    pending: AddrMap<u64, Pending>,
     next_id: u64,
     /// Code already compiled, by what it was compiled from. It survives code flushes (a user
     /// program's `execve` of the same binary, `mmap` of code) and `fork` (the child's copy of
