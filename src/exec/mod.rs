@@ -13,6 +13,8 @@ pub mod block;
 #[cfg(any(tier1, tier2))]
 pub mod code_dump;
 pub mod contract;
+#[cfg(any(tier1, tier2))]
+pub mod host_fp;
 pub mod interp;
 pub mod ir;
 #[cfg(test)]

@@ -185,16 +185,18 @@ impl Policy {
         self.t2_after.is_some_and(|after| runs > after)
     }
 
-    /// Whether a block with these instructions may be part of a tier-2 region. F/D
-    /// instructions are native SSE in tier 1 but helper calls in tier 2, so while tier 1 is on
-    /// their blocks stay there (a region's exit leads to them); with tier 1 off (`--tier t2`)
+    /// Whether a block with these instructions may be part of a tier-2 region. Tier 2 runs
+    /// FP loads and stores and the common F/D computations natively, but calls helpers for the
+    /// rest (conversions, comparisons, sign injection, min/max, static rounding modes other
+    /// than RNE), many of which tier 1 runs on SSE: while tier 1 is on, a block with such an
+    /// instruction stays there (a region's exit leads to it). With tier 1 off (`--tier t2`)
     /// every block goes to tier 2.
     pub fn t2_takes(&self, insns: &[crate::isa::Insn]) -> bool {
-        use crate::isa::ops::OpClass;
-        !self.t1_enabled()
-            || !insns
-                .iter()
-                .any(|i| matches!(i.op.class(), OpClass::Fp | OpClass::FpMem))
+        #[cfg(tier2)]
+        let native = super::t2::native_fp::runs_natively;
+        #[cfg(not(tier2))]
+        let native = |_: &crate::isa::Insn| true;
+        !self.t1_enabled() || insns.iter().all(native)
     }
 
     /// Whether the run loop waits for tier 2 (`--tier t2`, or a deterministic run).
@@ -238,8 +240,10 @@ mod tests {
     }
 
     #[test]
-    fn floating_point_blocks_stay_in_tier_1_while_it_is_on() {
-        let fadd = crate::isa::decode(0x0010_7053); // fadd.s f0, f0, f1
+    fn floating_point_blocks_tier_2_runs_natively_may_leave_tier_1() {
+        let fadd = crate::isa::decode(0x0010_7053); // fadd.s f0, f0, f1 (dynamic rounding)
+        let fadd_rtz = crate::isa::decode(0x0010_1053); // fadd.s f0, f0, f1, rtz
+        let fsgnj = crate::isa::decode(0x2010_0053); // fsgnj.s f0, f0, f1
         let flw = crate::isa::decode(0x0005_2007); // flw f0, 0(a0)
         let addi = crate::isa::decode(0x0015_0513); // addi a0, a0, 1
         let auto = Policy::new(&EngineConfig::default());
@@ -249,9 +253,15 @@ mod tests {
         });
         if auto.t1_enabled() {
             assert!(auto.t2_takes(&[addi]));
-            assert!(!auto.t2_takes(&[addi, fadd]));
-            assert!(!auto.t2_takes(&[flw, addi]));
+            if cfg!(tier2) {
+                assert!(auto.t2_takes(&[addi, fadd, flw]));
+            }
+            assert!(
+                !auto.t2_takes(&[addi, fsgnj]),
+                "a helper in tier 2, SSE in tier 1"
+            );
+            assert!(!auto.t2_takes(&[fadd_rtz, addi]), "only RNE runs natively");
         }
-        assert!(t2.t2_takes(&[addi, fadd, flw]));
+        assert!(t2.t2_takes(&[addi, fadd, flw, fsgnj, fadd_rtz]));
     }
 }

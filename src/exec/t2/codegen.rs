@@ -34,11 +34,14 @@ use inkwell::types::{BasicMetadataTypeEnum, FunctionType, IntType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, IntPredicate};
 
+use super::native_fp::{self, NativeFp};
 use super::region::{RegionBlock, RegionPlan};
+use crate::cpu::csr::{Csrs, MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::Hart;
 use crate::exec::abi::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use crate::exec::contract::{Exit, RunState};
+use crate::exec::host_fp::{MXCSR_CLEAN, MXCSR_IEEE_FLAGS, MXCSR_TO_FFLAGS};
 use crate::exec::policy::T2Opt;
 use crate::isa::ops::OpClass;
 use crate::isa::{Fusion, Insn, Op};
@@ -99,6 +102,10 @@ impl Layout {
     const STATE_INDIRECT_IN: u64 = offset_of!(RunState, indirect_in_region) as u64;
     const STATE_INDIRECT_OUT: u64 = offset_of!(RunState, indirect_left_region) as u64;
     const STATE_T2_RETIRED: u64 = offset_of!(RunState, t2_retired) as u64;
+    const F: u64 = offset_of!(Hart, f) as u64;
+    const FFLAGS: u64 = offset_of!(Hart, fflags) as u64;
+    const FRM: u64 = offset_of!(Hart, frm) as u64;
+    const MSTATUS: u64 = (offset_of!(Hart, csr) + offset_of!(Csrs, mstatus)) as u64;
 }
 
 /// Building the IR failed (a bug in this file or an LLVM refusal, never guest-controlled).
@@ -110,6 +117,9 @@ pub enum CodegenError {
     /// An intrinsic this generator uses is missing from the LLVM it runs on.
     #[error("LLVM intrinsic {0} is missing")]
     Intrinsic(&'static str),
+    /// Inline assembly gave no value.
+    #[error("inline assembly for {0} has no result")]
+    InlineAsm(&'static str),
 }
 
 type Result<T> = std::result::Result<T, CodegenError>;
@@ -164,6 +174,12 @@ pub fn build_region<'ctx>(
         instret: ptrt.const_null(),
         cap: ptrt.const_null(),
         entry_instret: context.i64_type().const_zero(),
+        mxcsr: ptrt.const_null(),
+        native_fp: plan
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insns)
+            .any(|i| i.op.class() == OpClass::Fp && native_fp::runs_natively(i)),
         flat_base: None,
         return_sites: plan.return_sites(),
         blocks: HashMap::new(),
@@ -222,6 +238,11 @@ struct Gen<'ctx, 'a> {
     cap: PointerValue<'ctx>,
     /// `hart.instret` when the region was entered.
     entry_instret: IntValue<'ctx>,
+    /// `alloca i32`: scratch for loading and storing MXCSR.
+    mxcsr: PointerValue<'ctx>,
+    /// The region has native F/D operations: MXCSR is loaded clean at entry and after every
+    /// call, and its flags are folded into `fflags` before every call and at the exit.
+    native_fp: bool,
     /// The flat guest-memory base, when the platform has one.
     flat_base: Option<IntValue<'ctx>>,
     /// Return sites of the region's calls that are region blocks (indirect-jump candidates).
@@ -304,6 +325,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let cap = self.b.build_select(sooner, budget_end, limit, "cap")?;
         self.cap = self.b.build_alloca(self.i64t, "cap")?;
         self.b.build_store(self.cap, cap)?;
+        self.mxcsr = self.b.build_alloca(self.i32t, "mxcsr")?;
+        if self.native_fp {
+            self.clean_mxcsr()?;
+        }
         if self.env.flat {
             // SAFETY: as for the limit.
             let base_ptr = unsafe {
@@ -416,6 +441,9 @@ impl<'ctx> Gen<'ctx, '_> {
             pc.add_incoming(&[(&e.pc, e.from)]);
             extra.add_incoming(&[(&e.extra, e.from)]);
             code.add_incoming(&[(&e.code, e.from)]);
+        }
+        if self.native_fp {
+            self.fold_mxcsr()?;
         }
         for r in 1..32u8 {
             if self.written & (1 << r) != 0 {
@@ -739,7 +767,13 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_int_to_ptr(self.c64(addr as u64), self.hart.get_type(), "helper")?;
         let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
         all.extend_from_slice(args);
+        if self.native_fp {
+            self.fold_mxcsr()?;
+        }
         let call = self.b.build_indirect_call(ty, f, &all, "")?;
+        if self.native_fp {
+            self.clean_mxcsr()?;
+        }
         Ok(call
             .try_as_basic_value()
             .basic()
@@ -780,7 +814,6 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// Emit instruction `i` (not block-ending) at `pc`, the `index`-th of its block.
     fn insn(&mut self, i: &Insn, pc: u32, index: u64) -> Result<Flow> {
-        let next_pc = pc.wrapping_add(i.len as u32);
         match i.fusion {
             Fusion::LuiAddi => {
                 self.set_reg(i.rd, self.c32(i.imm as u32))?;
@@ -810,37 +843,307 @@ impl<'ctx> Gen<'ctx, '_> {
             OpClass::Fence => self.fence(i)?,
             OpClass::Load { width, signed } => self.load(i, width, signed, pc, index)?,
             OpClass::Store { width } => self.store(i, width, pc, index)?,
-            OpClass::Atomic | OpClass::FpMem | OpClass::Fp => {
-                let helper = match i.op.class() {
-                    OpClass::Atomic => self.env.helpers.atomic,
-                    OpClass::FpMem => self.env.helpers.fp_mem,
-                    _ => self.env.helpers.fp,
-                };
-                // The helper reads operands from the hart and writes its result there.
-                self.write_back(0)?;
-                let [lo, hi] = abi::insn_words(i);
-                let ty = self.i32t.fn_type(
-                    &[
-                        self.hart.get_type().into(),
-                        self.hart.get_type().into(),
-                        self.i64t.into(),
-                        self.i64t.into(),
-                    ],
-                    false,
-                );
-                let status = self.call(helper, ty, &[self.c64(lo).into(), self.c64(hi).into()])?;
-                self.trap_if(status, pc, index)?;
-                if i.op.info().int_write {
-                    self.reload(i.rd)?;
-                }
-                if i.op.class() != OpClass::Fp {
-                    self.code_written_if(status, next_pc, index)?;
-                }
-            }
+            OpClass::Fp if native_fp::runs_natively(i) => self.native_fp(i, pc, index)?,
+            OpClass::FpMem => self.fp_mem(i, pc, index)?,
+            OpClass::Atomic | OpClass::Fp => self.helper_insn(i, pc, index)?,
             // Block-ending classes are handled by `block_end`.
             OpClass::Branch | OpClass::Jal | OpClass::Jalr | OpClass::System => {}
         }
         Ok(Flow::Next)
+    }
+
+    /// An atomic, FP memory or FP instruction `i` at `pc` (the `index`-th of its block) run by
+    /// its helper, which reads its operands from the hart and writes its result there.
+    fn helper_insn(&mut self, i: &Insn, pc: u32, index: u64) -> Result<()> {
+        let next_pc = pc.wrapping_add(i.len as u32);
+        let helper = match i.op.class() {
+            OpClass::Atomic => self.env.helpers.atomic,
+            OpClass::FpMem => self.env.helpers.fp_mem,
+            _ => self.env.helpers.fp,
+        };
+        self.write_back(0)?;
+        let [lo, hi] = abi::insn_words(i);
+        let ty = self.i32t.fn_type(
+            &[
+                self.hart.get_type().into(),
+                self.hart.get_type().into(),
+                self.i64t.into(),
+                self.i64t.into(),
+            ],
+            false,
+        );
+        let status = self.call(helper, ty, &[self.c64(lo).into(), self.c64(hi).into()])?;
+        self.trap_if(status, pc, index)?;
+        if i.op.info().int_write {
+            self.reload(i.rd)?;
+        }
+        if i.op.class() != OpClass::Fp {
+            self.code_written_if(status, next_pc, index)?;
+        }
+        Ok(())
+    }
+
+    /// Run the MXCSR instruction `code` ([`native_fp::LOAD_MXCSR`] or `STORE_MXCSR`) on the
+    /// scratch slot.
+    fn mxcsr_asm(&self, code: &str) -> Result<()> {
+        let ptrt = self.context.ptr_type(inkwell::AddressSpace::default());
+        let ty = self.context.void_type().fn_type(&[ptrt.into()], false);
+        let asm = self.context.create_inline_asm(
+            ty,
+            code.to_owned(),
+            native_fp::MXCSR_CONSTRAINTS.to_owned(),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.b
+            .build_indirect_call(ty, asm, &[self.mxcsr.into()], "")?;
+        Ok(())
+    }
+
+    /// Load MXCSR clean: every exception masked, RNE, no FTZ/DAZ, no flags.
+    fn clean_mxcsr(&self) -> Result<()> {
+        self.b.build_store(self.mxcsr, self.c32(MXCSR_CLEAN))?;
+        self.mxcsr_asm(native_fp::LOAD_MXCSR)
+    }
+
+    /// `fflags |=` the IEEE flags MXCSR collected (mapped bit by bit), and FS dirty if any
+    /// was raised, as the interpreter's commit does.
+    fn fold_mxcsr(&self) -> Result<()> {
+        self.mxcsr_asm(native_fp::STORE_MXCSR)?;
+        let m = self
+            .b
+            .build_load(self.i32t, self.mxcsr, "")?
+            .into_int_value();
+        let m = self.b.build_and(m, self.c32(MXCSR_IEEE_FLAGS), "")?;
+        let m = self.b.build_int_z_extend(m, self.i64t, "")?;
+        let ptrt = self.context.ptr_type(inkwell::AddressSpace::default());
+        let table = self.b.build_int_to_ptr(
+            self.c64(MXCSR_TO_FFLAGS.as_ptr() as u64),
+            ptrt,
+            "mxcsr_to_fflags",
+        )?;
+        let i8t = self.context.i8_type();
+        // SAFETY: `m` is at most 0x3f, within the 64-entry static table.
+        let flag_ptr = unsafe { self.b.build_gep(i8t, table, &[m], "")? };
+        let raised = self.b.build_load(i8t, flag_ptr, "")?.into_int_value();
+        let fflags_ptr = self.hart_field(Layout::FFLAGS)?;
+        let old = self.b.build_load(i8t, fflags_ptr, "")?.into_int_value();
+        let new = self.b.build_or(old, raised, "")?;
+        self.b.build_store(fflags_ptr, new)?;
+        let any = self
+            .b
+            .build_int_compare(IntPredicate::NE, raised, i8t.const_zero(), "")?;
+        let dirty = self
+            .b
+            .build_select(any, self.c32(MSTATUS_FS | MSTATUS_SD), self.c32(0), "")?
+            .into_int_value();
+        let mstatus_ptr = self.hart_field(Layout::MSTATUS)?;
+        let mstatus = self
+            .b
+            .build_load(self.i32t, mstatus_ptr, "")?
+            .into_int_value();
+        let mstatus = self.b.build_or(mstatus, dirty, "")?;
+        self.b.build_store(mstatus_ptr, mstatus)?;
+        Ok(())
+    }
+
+    /// Whether FP is on (mstatus.FS not Off), and mstatus as loaded.
+    fn fp_enabled(&self) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let mstatus = self
+            .b
+            .build_load(self.i32t, self.hart_field(Layout::MSTATUS)?, "mstatus")?
+            .into_int_value();
+        let fs = self.b.build_and(mstatus, self.c32(MSTATUS_FS), "")?;
+        let on = self
+            .b
+            .build_int_compare(IntPredicate::NE, fs, self.c32(0), "fs_on")?;
+        Ok((on, mstatus))
+    }
+
+    /// `mstatus |= FS | SD` (`mstatus` as loaded before): an f register was written, as the
+    /// interpreter marks it.
+    fn mark_fp_dirty(&self, mstatus: IntValue<'ctx>) -> Result<()> {
+        let dirty = self
+            .b
+            .build_or(mstatus, self.c32(MSTATUS_FS | MSTATUS_SD), "")?;
+        self.b
+            .build_store(self.hart_field(Layout::MSTATUS)?, dirty)?;
+        Ok(())
+    }
+
+    /// `flw`, `fld`, `fsw` or `fsd` `i` at `pc`, the `index`-th of its block: with FP on and
+    /// an aligned access to a RAM page the TLB maps, inline like an integer access (a single
+    /// loaded is NaN-boxed, an f register loaded marks FS dirty); everything else (FP off,
+    /// misses, misaligned accesses, devices, faults, stores into code) through the helper.
+    fn fp_mem(&mut self, i: &Insn, pc: u32, index: u64) -> Result<()> {
+        let (size, write) = match i.op {
+            Op::Flw => (4, false),
+            Op::Fld => (8, false),
+            Op::Fsw => (4, true),
+            _ => (8, true),
+        };
+        let (fs_on, mstatus) = self.fp_enabled()?;
+        let va = self
+            .b
+            .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?;
+        let (entry, hit) = self.tlb_probe(va, size, write)?;
+        let ok = self.b.build_and(fs_on, hit, "")?;
+        let (fast, slow, done) = (
+            self.new_bb("fpm_fast"),
+            self.new_bb("fpm_slow"),
+            self.new_bb("fpm_done"),
+        );
+        self.b.build_conditional_branch(ok, fast, slow)?;
+        self.b.position_at_end(fast);
+        let host = self.host_address(entry, va)?;
+        let ty = ty_of(self.context, size);
+        if write {
+            let v = self
+                .b
+                .build_load(self.i64t, self.f_reg(i.rs2)?, "")?
+                .into_int_value();
+            let v = self.b.build_int_truncate_or_bit_cast(v, ty, "")?;
+            // Pages holding code have no write entries, so this never changes code.
+            let st = self.b.build_store(host, v)?;
+            let _ = st.set_alignment(size);
+        } else {
+            let raw = self.b.build_load(ty, host, "")?;
+            if let Some(inst) = raw.as_instruction_value() {
+                let _ = inst.set_alignment(size);
+            }
+            let raw = raw.into_int_value();
+            let bits = if size == 8 {
+                raw
+            } else {
+                let wide = self.b.build_int_z_extend(raw, self.i64t, "")?;
+                self.b
+                    .build_or(wide, self.c64(0xffff_ffff_0000_0000), "boxed")?
+            };
+            self.b.build_store(self.f_reg(i.rd)?, bits)?;
+            self.mark_fp_dirty(mstatus)?;
+        }
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(slow);
+        self.helper_insn(i, pc, index)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    /// The hart's `f[r]`.
+    fn f_reg(&self, r: u8) -> Result<PointerValue<'ctx>> {
+        self.hart_field(Layout::F + 8 * u64::from(r & 31))
+    }
+
+    /// The F/D computation `i` (with a native form, rounding RNE or dynamic) at `pc`, the
+    /// `index`-th of its block: natively when FP is on, the rounding mode is RNE, singles are
+    /// NaN-boxed and the result is not a NaN; otherwise (unlikely) through the helper.
+    fn native_fp(&mut self, i: &Insn, pc: u32, index: u64) -> Result<()> {
+        let Some(n) = native_fp::native(i.op) else {
+            return self.helper_insn(i, pc, index);
+        };
+        let NativeFp {
+            double, operands, ..
+        } = n;
+        let sources = [i.rs1, i.rs2, i.rs3];
+        let sources = &sources[..usize::from(operands)];
+        let (slow, native, commit, done) = (
+            self.new_bb("fp_slow"),
+            self.new_bb("fp_native"),
+            self.new_bb("fp_commit"),
+            self.new_bb("fp_done"),
+        );
+        let (mut ok, mstatus) = self.fp_enabled()?;
+        if i.rm == 7 {
+            let i8t = self.context.i8_type();
+            let frm = self
+                .b
+                .build_load(i8t, self.hart_field(Layout::FRM)?, "frm")?
+                .into_int_value();
+            let rne = self
+                .b
+                .build_int_compare(IntPredicate::EQ, frm, i8t.const_zero(), "rne")?;
+            ok = self.b.build_and(ok, rne, "")?;
+        }
+        let mut values = Vec::with_capacity(sources.len());
+        for &r in sources {
+            let v = self
+                .b
+                .build_load(self.i64t, self.f_reg(r)?, "")?
+                .into_int_value();
+            if !double {
+                // A single must be NaN-boxed: upper half all ones.
+                let upper = self.b.build_right_shift(v, self.c64(32), false, "")?;
+                let boxed = self.b.build_int_compare(
+                    IntPredicate::EQ,
+                    upper,
+                    self.c64(0xffff_ffff),
+                    "boxed",
+                )?;
+                ok = self.b.build_and(ok, boxed, "")?;
+            }
+            values.push(v);
+        }
+        self.branch_unlikely(self.b.build_not(ok, "")?, slow, native)?;
+
+        self.b.position_at_end(native);
+        let (fty, ity) = if double {
+            (self.context.f64_type(), self.i64t)
+        } else {
+            (self.context.f32_type(), self.i32t)
+        };
+        let to_float = |v: IntValue<'ctx>| -> Result<BasicMetadataValueEnum<'ctx>> {
+            let v = if double {
+                v
+            } else {
+                self.b.build_int_truncate(v, self.i32t, "")?
+            };
+            Ok(self.b.build_bit_cast(v, fty, "")?.into())
+        };
+        let (code, constraints) = n.asm();
+        let mut params: Vec<BasicMetadataTypeEnum<'ctx>> = Vec::new();
+        let mut args: Vec<BasicMetadataValueEnum<'ctx>> = Vec::new();
+        for &v in &values {
+            params.push(fty.into());
+            args.push(to_float(v)?);
+        }
+        let ty = fty.fn_type(&params, false);
+        let asm = self
+            .context
+            .create_inline_asm(ty, code, constraints, true, false, None, false);
+        let r = self
+            .b
+            .build_indirect_call(ty, asm, &args, "fp")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or(CodegenError::InlineAsm(n.mnemonic))?
+            .into_float_value();
+        let nan = self
+            .b
+            .build_float_compare(inkwell::FloatPredicate::UNO, r, r, "nan")?;
+        self.branch_unlikely(nan, slow, commit)?;
+
+        self.b.position_at_end(commit);
+        let bits = self.b.build_bit_cast(r, ity, "")?.into_int_value();
+        let bits = if double {
+            bits
+        } else {
+            let wide = self.b.build_int_z_extend(bits, self.i64t, "")?;
+            self.b
+                .build_or(wide, self.c64(0xffff_ffff_0000_0000), "boxed")?
+        };
+        self.b.build_store(self.f_reg(i.rd)?, bits)?;
+        // An f register was written: FS = Dirty (and SD), as the interpreter's commit does.
+        self.mark_fp_dirty(mstatus)?;
+        self.b.build_unconditional_branch(done)?;
+
+        self.b.position_at_end(slow);
+        self.helper_insn(i, pc, index)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
     }
 
     /// The TLB entry for `va` in the read or write array, and whether its tag matches `va`

@@ -10,6 +10,7 @@
 
 pub mod codegen;
 pub mod memory;
+pub mod native_fp;
 pub mod region;
 pub mod worker;
 

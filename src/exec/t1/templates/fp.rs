@@ -19,42 +19,9 @@ use std::mem::offset_of;
 use super::{mstatus, BlockCompiler, OutOfLine, HART};
 use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::Hart;
+use crate::exec::host_fp::{MXCSR_CLEAN, MXCSR_IEEE_FLAGS, MXCSR_TO_FFLAGS};
 use crate::exec::t1::emit::{Alu, Cond, Fma, FpArith, Mem, Prec, Reg, Width};
 use crate::isa::{Insn, Op};
-
-/// MXCSR with every exception masked, round to nearest even, no flush-to-zero or
-/// denormals-are-zero, and no flags.
-const MXCSR_CLEAN: u32 = 0x1f80;
-
-/// MXCSR flag bits that have a RISC-V counterpart (all but DE, the denormal-operand flag).
-const MXCSR_IEEE_FLAGS: u32 = 0x3d;
-
-/// RISC-V `fflags` for each value of MXCSR's low six bits (IE DE ZE OE UE PE).
-static MXCSR_TO_FFLAGS: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut i = 0;
-    while i < 64 {
-        let mut f = 0u8;
-        if i & 0x01 != 0 {
-            f |= crate::cpu::fflags::NV;
-        }
-        if i & 0x04 != 0 {
-            f |= crate::cpu::fflags::DZ;
-        }
-        if i & 0x08 != 0 {
-            f |= crate::cpu::fflags::OF;
-        }
-        if i & 0x10 != 0 {
-            f |= crate::cpu::fflags::UF;
-        }
-        if i & 0x20 != 0 {
-            f |= crate::cpu::fflags::NX;
-        }
-        t[i] = f;
-        i += 1;
-    }
-    t
-};
 
 /// The stack slot the entry stub reserves: scratch for `ldmxcsr`/`stmxcsr`.
 fn scratch() -> Mem {

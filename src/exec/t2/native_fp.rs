@@ -1,0 +1,124 @@
+//! Tier 2's native F/D arithmetic: `fadd`, `fsub`, `fmul`, `fdiv`, `fsqrt` and (on hosts with
+//! FMA3) the four fused multiply-adds, single and double, as one SSE/FMA instruction each (LLVM
+//! inline assembly), bit-exact with the SoftFloat interpreter under the rules tier 1's GEN_FP
+//! follows (docs/codegen.md): only round-to-nearest-even runs natively, a NaN result or a
+//! badly boxed single goes to the helper, which recomputes the instruction, and MXCSR's flags
+//! become `fflags`: a region with native operations loads MXCSR clean at its entry and after
+//! every call out of it, and folds MXCSR's flags into `fflags` before every call and at its
+//! exit, so host code never adds flags and a guest never misses one. This is the only file of
+//! tier 2 that names x86 instructions; inline assembly keeps LLVM from folding, reordering or
+//! widening an operation, so it is exactly the instruction tier 1 runs.
+
+use crate::isa::Op;
+
+/// How tier 2 runs an F/D computation natively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NativeFp {
+    /// The SSE instruction (AT&T syntax).
+    pub mnemonic: &'static str,
+    /// Double precision (else single, NaN-boxed in the f registers).
+    pub double: bool,
+    /// Source operands: 1 (`fsqrt`), 2, or 3 (fused multiply-adds).
+    pub operands: u8,
+}
+
+/// The native form of `op`, if it has one on this host.
+pub fn native(op: Op) -> Option<NativeFp> {
+    use Op::*;
+    let (mnemonic, double, operands) = match op {
+        FaddS => ("addss", false, 2),
+        FsubS => ("subss", false, 2),
+        FmulS => ("mulss", false, 2),
+        FdivS => ("divss", false, 2),
+        FsqrtS => ("sqrtss", false, 1),
+        FaddD => ("addsd", true, 2),
+        FsubD => ("subsd", true, 2),
+        FmulD => ("mulsd", true, 2),
+        FdivD => ("divsd", true, 2),
+        FsqrtD => ("sqrtsd", true, 1),
+        // RISC-V fnmsub is -(a*b)+c, x86's vfnmadd; fnmadd is -(a*b)-c, x86's vfnmsub.
+        FmaddS => ("vfmadd231ss", false, 3),
+        FmsubS => ("vfmsub231ss", false, 3),
+        FnmsubS => ("vfnmadd231ss", false, 3),
+        FnmaddS => ("vfnmsub231ss", false, 3),
+        FmaddD => ("vfmadd231sd", true, 3),
+        FmsubD => ("vfmsub231sd", true, 3),
+        FnmsubD => ("vfnmadd231sd", true, 3),
+        FnmaddD => ("vfnmsub231sd", true, 3),
+        _ => return None,
+    };
+    if operands == 3 && !std::is_x86_feature_detected!("fma") {
+        return None;
+    }
+    Some(NativeFp {
+        mnemonic,
+        double,
+        operands,
+    })
+}
+
+/// Whether tier 2 runs instruction `i` natively when it is an F/D instruction: FP loads and
+/// stores always (their fast path is inline), computations with a native form when their
+/// rounding mode is round-to-nearest-even or dynamic (checked for RNE at run time).
+pub fn runs_natively(i: &crate::isa::Insn) -> bool {
+    use crate::isa::ops::OpClass;
+    match i.op.class() {
+        OpClass::FpMem => true,
+        OpClass::Fp => native(i.op).is_some() && matches!(i.rm, 0 | 7),
+        _ => true,
+    }
+}
+
+impl NativeFp {
+    /// The inline assembly and its constraints. Operands: `$0` the result (an SSE register),
+    /// then the sources in RISC-V order (a, b, c). Two-source forms compute into a (`op b, a`
+    /// in AT&T order: a = a op b); fused multiply-adds into c (`vfmadd231 b, a, c`:
+    /// c = a*b + c). The caller marks it as having side effects: it changes MXCSR's flags.
+    pub fn asm(&self) -> (String, String) {
+        let (operation, constraints) = match self.operands {
+            1 => ("$1, $0", "=x,x"),
+            2 => ("$2, $0", "=x,0,x"),
+            _ => ("$2, $1, $0", "=x,x,x,0"),
+        };
+        (
+            format!("{} {operation}", self.mnemonic),
+            constraints.to_owned(),
+        )
+    }
+}
+
+/// Inline assembly that loads MXCSR from the 32-bit slot `$0` points to.
+pub const LOAD_MXCSR: &str = "ldmxcsr ($0)";
+/// Inline assembly that stores MXCSR to the 32-bit slot `$0` points to.
+pub const STORE_MXCSR: &str = "stmxcsr ($0)";
+/// The constraints of [`LOAD_MXCSR`] and [`STORE_MXCSR`].
+pub const MXCSR_CONSTRAINTS: &str = "r,~{memory}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_arithmetic_and_fused_multiply_adds_are_native() {
+        let natives: Vec<Op> = [
+            Op::FaddS,
+            Op::FsubD,
+            Op::FsqrtS,
+            Op::FsqrtD,
+            Op::FmaddD,
+            Op::FminS,
+            Op::FcvtWD,
+        ]
+        .into_iter()
+        .filter(|&op| native(op).is_some())
+        .collect();
+        let mut expected = vec![Op::FaddS, Op::FsubD, Op::FsqrtS, Op::FsqrtD];
+        if std::is_x86_feature_detected!("fma") {
+            expected.push(Op::FmaddD);
+        }
+        assert_eq!(natives, expected);
+        let (code, constraints) = native(Op::FdivD).unwrap().asm();
+        assert_eq!(code, "divsd $2, $0");
+        assert_eq!(constraints, "=x,0,x");
+    }
+}
