@@ -985,9 +985,7 @@ impl<'ctx> Gen<'ctx, '_> {
             _ => (8, true),
         };
         let (fs_on, mstatus) = self.fp_enabled()?;
-        let va = self
-            .b
-            .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?;
+        let va = self.guest_va(i)?;
         let (entry, hit) = self.tlb_probe(va, size, write)?;
         let ok = self.b.build_and(fs_on, hit, "")?;
         let (fast, slow, done) = (
@@ -1006,29 +1004,71 @@ impl<'ctx> Gen<'ctx, '_> {
                 .into_int_value();
             let v = self.b.build_int_truncate_or_bit_cast(v, ty, "")?;
             // Pages holding code have no write entries, so this never changes code.
-            let st = self.b.build_store(host, v)?;
-            let _ = st.set_alignment(size);
+            self.store_aligned(host, v, size)?;
         } else {
-            let raw = self.b.build_load(ty, host, "")?;
-            if let Some(inst) = raw.as_instruction_value() {
-                let _ = inst.set_alignment(size);
-            }
-            let raw = raw.into_int_value();
-            let bits = if size == 8 {
-                raw
-            } else {
-                let wide = self.b.build_int_z_extend(raw, self.i64t, "")?;
-                self.b
-                    .build_or(wide, self.c64(0xffff_ffff_0000_0000), "boxed")?
-            };
-            self.b.build_store(self.f_reg(i.rd)?, bits)?;
-            self.mark_fp_dirty(mstatus)?;
+            let raw = self.load_aligned(ty, host, size)?;
+            self.write_f(i.rd, raw, mstatus)?;
         }
         self.b.build_unconditional_branch(done)?;
+        self.helper_then(i, pc, index, slow, done)
+    }
+
+    /// Write `f[rd]` with `bits` (an `i64`, or an `i32` single that gets NaN-boxed) and mark
+    /// FS dirty (and SD) from `mstatus` as loaded, as the interpreter's commit does.
+    fn write_f(&self, rd: u8, bits: IntValue<'ctx>, mstatus: IntValue<'ctx>) -> Result<()> {
+        let bits = if bits.get_type().get_bit_width() == 64 {
+            bits
+        } else {
+            let wide = self.b.build_int_z_extend(bits, self.i64t, "")?;
+            self.b
+                .build_or(wide, self.c64(0xffff_ffff_0000_0000), "boxed")?
+        };
+        self.b.build_store(self.f_reg(rd)?, bits)?;
+        self.mark_fp_dirty(mstatus)
+    }
+
+    /// At `slow`: run `i` (at `pc`, the `index`-th of its block) through its helper, then go
+    /// on at `done`, where the builder is left.
+    fn helper_then(
+        &mut self,
+        i: &Insn,
+        pc: u32,
+        index: u64,
+        slow: BasicBlock<'ctx>,
+        done: BasicBlock<'ctx>,
+    ) -> Result<()> {
         self.b.position_at_end(slow);
         self.helper_insn(i, pc, index)?;
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
+        Ok(())
+    }
+
+    /// The guest address of load or store `i`: `x[rs1] + imm`.
+    fn guest_va(&self, i: &Insn) -> Result<IntValue<'ctx>> {
+        Ok(self
+            .b
+            .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?)
+    }
+
+    /// A load of `ty` from `host`, aligned to `size` (the fast path checked the alignment).
+    fn load_aligned(
+        &self,
+        ty: IntType<'ctx>,
+        host: PointerValue<'ctx>,
+        size: u32,
+    ) -> Result<IntValue<'ctx>> {
+        let raw = self.b.build_load(ty, host, "")?;
+        if let Some(inst) = raw.as_instruction_value() {
+            let _ = inst.set_alignment(size);
+        }
+        Ok(raw.into_int_value())
+    }
+
+    /// A store of `v` to `host`, aligned to `size` (the fast path checked the alignment).
+    fn store_aligned(&self, host: PointerValue<'ctx>, v: IntValue<'ctx>, size: u32) -> Result<()> {
+        let st = self.b.build_store(host, v)?;
+        let _ = st.set_alignment(size);
         Ok(())
     }
 
@@ -1127,23 +1167,9 @@ impl<'ctx> Gen<'ctx, '_> {
 
         self.b.position_at_end(commit);
         let bits = self.b.build_bit_cast(r, ity, "")?.into_int_value();
-        let bits = if double {
-            bits
-        } else {
-            let wide = self.b.build_int_z_extend(bits, self.i64t, "")?;
-            self.b
-                .build_or(wide, self.c64(0xffff_ffff_0000_0000), "boxed")?
-        };
-        self.b.build_store(self.f_reg(i.rd)?, bits)?;
-        // An f register was written: FS = Dirty (and SD), as the interpreter's commit does.
-        self.mark_fp_dirty(mstatus)?;
+        self.write_f(i.rd, bits, mstatus)?;
         self.b.build_unconditional_branch(done)?;
-
-        self.b.position_at_end(slow);
-        self.helper_insn(i, pc, index)?;
-        self.b.build_unconditional_branch(done)?;
-        self.b.position_at_end(done);
-        Ok(())
+        self.helper_then(i, pc, index, slow, done)
     }
 
     /// The TLB entry for `va` in the read or write array, and whether its tag matches `va`
@@ -1263,9 +1289,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     fn load(&mut self, i: &Insn, width: u8, signed: bool, pc: u32, index: u64) -> Result<()> {
         let size = width as u32;
-        let va = self
-            .b
-            .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?;
+        let va = self.guest_va(i)?;
         let (entry, hit) = self.tlb_probe(va, size, false)?;
         let (fast, slow, done) = (
             self.new_bb("ld_fast"),
@@ -1277,11 +1301,8 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(fast);
         let host = self.host_address(entry, va)?;
         let ty = ty_of(self.context, size);
-        let raw = self.b.build_load(ty, host, "")?;
-        if let Some(inst) = raw.as_instruction_value() {
-            let _ = inst.set_alignment(size);
-        }
-        let fast_v = self.widen(raw.into_int_value(), signed)?;
+        let raw = self.load_aligned(ty, host, size)?;
+        let fast_v = self.widen(raw, signed)?;
         let fast_end = self.b.get_insert_block().unwrap_or(fast);
         // Slow path: the shared one (misses, devices, misaligned accesses, faults).
         self.b.position_at_end(slow);
@@ -1344,9 +1365,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     fn store(&mut self, i: &Insn, width: u8, pc: u32, index: u64) -> Result<()> {
         let size = width as u32;
-        let va = self
-            .b
-            .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?;
+        let va = self.guest_va(i)?;
         let value = self.reg(i.rs2)?;
         let (entry, hit) = self.tlb_probe(va, size, true)?;
         let (fast, slow, done) = (
@@ -1361,8 +1380,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let narrow = self
             .b
             .build_int_truncate_or_bit_cast(value, ty_of(self.context, size), "")?;
-        let st = self.b.build_store(host, narrow)?;
-        let _ = st.set_alignment(size);
+        self.store_aligned(host, narrow, size)?;
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(slow);
         let helpers = &self.env.helpers;
