@@ -150,6 +150,13 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
             "    compile failures    {}, dropped stale {}",
             t2.compile_failures, t2.dropped_stale
         );
+        if t2.reoptimised > 0 {
+            let _ = writeln!(
+                out,
+                "    re-optimised        {} (fast regions that stayed hot, compiled again with full optimisation)",
+                t2.reoptimised
+            );
+        }
         let _ = writeln!(
             out,
             "    instructions        {} ({share:.1}% of retired)",

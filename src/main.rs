@@ -394,9 +394,10 @@ struct EngineArgs {
     #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T1_THRESHOLD)]
     t1_threshold: u32,
     /// With --tier auto: ask tier 2 for a region at a block after this many more entries
-    /// from the run loop.
-    #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T2_THRESHOLD)]
-    t2_threshold: u32,
+    /// from the run loop (default 256). With --tier t2: compile a block's region again with
+    /// full optimisation, in the background, after this many more entries (default 4).
+    #[arg(long, value_name = "N")]
+    t2_threshold: Option<u32>,
     /// How hard tier 2's LLVM optimises regions: `full` (O2; the default under auto) or
     /// `fast` (no IR passes, O0 code generation; the default under --tier t2).
     #[arg(long, value_name = "full|fast", value_parser = parse_t2_opt)]
@@ -417,7 +418,10 @@ impl EngineArgs {
         EngineConfig {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
-            t2_threshold: self.t2_threshold,
+            t2_threshold: self.t2_threshold.unwrap_or(match self.tier {
+                Tier::T2 => rv32vm::exec::DEFAULT_T2_REOPTIMISE_THRESHOLD,
+                _ => rv32vm::exec::DEFAULT_T2_THRESHOLD,
+            }),
             t2_opt: self.t2_opt,
             chain: !self.no_chain,
             ir: rv32vm::exec::ir::IrOptions {

@@ -135,6 +135,58 @@ fn every_guest_program_is_tested() {
     );
 }
 
+/// Under `--tier t2` a region compiled fast whose code keeps the guest busy is compiled again
+/// with full optimisation in the background and replaces the fast one (and the fast regions
+/// that ran its block inside themselves): the output must stay qemu's, and it must happen.
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+#[test]
+fn reoptimised_regions_keep_qemus_output() {
+    let guests = build_guests();
+    for name in ["indirect", "qsort"] {
+        let program = guests.join(name);
+        let reference = GuestRun {
+            name,
+            program: program.clone(),
+            args: Vec::new(),
+            setup: &no_setup,
+            expected_end: ExpectedEnd::Exit(0),
+            env: Vec::new(),
+        }
+        .run(&Runner::Qemu);
+        let mut command = std::process::Command::new(rv32vm_binary());
+        command
+            .args([
+                "run",
+                "--tier",
+                "t2",
+                "--t2-threshold",
+                "0",
+                "--stats",
+                "--",
+            ])
+            .arg(&program);
+        guest_harness::set_guest_environment(&mut command);
+        let actual = guest_harness::run_captured(&mut command, std::time::Duration::from_secs(120))
+            .unwrap_or_else(|e| panic!("cannot run rv32vm: {e}"));
+        if let Some(report) = divergence(&reference, &actual) {
+            panic!(
+                "{name} under --tier t2 with re-optimisation diverges from qemu-riscv32:\n{report}\n{}",
+                tail(&actual.stderr, 15)
+            );
+        }
+        let stats = String::from_utf8_lossy(&actual.stderr);
+        let reoptimised: u64 = stats
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("re-optimised"))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            reoptimised > 0,
+            "{name}: no region was re-optimised under --tier t2:\n{stats}"
+        );
+    }
+}
+
 /// The comparison itself must be able to fail: differing bytes, a missing trailing newline,
 /// another exit status or a timeout are all reported.
 #[test]

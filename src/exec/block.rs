@@ -16,6 +16,9 @@ pub const MAX_BLOCK_INSNS: usize = 128;
 pub struct Profile {
     /// Entries through the run loop, counted while the block may still move up a tier.
     pub runs: u32,
+    /// Under `--tier t2`: how often compiled code that had used up its chaining budget (a
+    /// long run without leaving compiled code) came back to the run loop at this block.
+    pub hot_samples: u32,
     /// Where the block's indirect jump went, while it was interpreted.
     pub indirect: IndirectProfile,
 }

@@ -735,6 +735,7 @@ fn run_with_fp(
     allow_misaligned: bool,
     fp: &RunSetup,
 ) -> Outcome {
+    let reoptimising = tier == Tier::T2 && t2_opt.is_none();
     let mut plat = TestPlatform::new(code, data, allow_misaligned, fp.flat);
     let mut hart = Hart::new();
     hart.x = *regs;
@@ -753,9 +754,17 @@ fn run_with_fp(
         // indirect jump's targets), then a region is compiled before the block runs again.
         t1_threshold: 16,
         t2_threshold: 0,
-        deterministic: tier == Tier::Auto,
+        // Compiles installed at the same instruction in every run, so a failing seed
+        // reproduces: `auto`'s regions, and `--tier t2`'s re-optimisations.
+        deterministic: tier == Tier::Auto || reoptimising,
         ..EngineConfig::default()
     });
+    // `--tier t2` re-optimises regions where long runs of compiled code come back to the run
+    // loop: a short run gets there by counting every return.
+    #[cfg(tier2)]
+    if reoptimising {
+        engine.sample_every_region_exit();
+    }
     engine.run(&mut hart, &mut plat, Some(10_000));
     Outcome {
         x: hart.x,
@@ -910,7 +919,8 @@ fn check_case_of(seed: u64, kind: CaseKind) {
 
 /// Every tier this build has, with the block optimiser's passes on and off, each checked
 /// against the unoptimised interpreter.
-/// Tier 2 runs once as `--tier t2` does (fast pipeline), once with full optimisation (O2,
+/// Tier 2 runs once as `--tier t2` does (fast pipeline, hot regions re-optimised), once with
+/// the fast pipeline alone, once with full optimisation (O2,
 /// regions that follow calls to their return sites: the indirect-jump candidates) and once
 /// under `auto`, where regions follow the indirect-jump targets the interpreter profiled.
 const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
@@ -920,9 +930,19 @@ const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
     #[cfg(tier1)]
     (Tier::T1, NO_PASSES, None, "tier 1 without block passes"),
     #[cfg(tier2)]
-    (Tier::T2, ALL_PASSES, None, "tier 2"),
+    (
+        Tier::T2,
+        ALL_PASSES,
+        None,
+        "tier 2 (fast regions, re-optimised where runs come back to the run loop)",
+    ),
     #[cfg(tier2)]
-    (Tier::T2, NO_PASSES, None, "tier 2 without block passes"),
+    (
+        Tier::T2,
+        NO_PASSES,
+        Some(T2Opt::Fast),
+        "tier 2 without block passes",
+    ),
     #[cfg(tier2)]
     (
         Tier::T2,
@@ -1174,5 +1194,66 @@ fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_mi
             s.t2_indirect_in_region,
             s.t2_indirect_left_region
         );
+    }
+}
+
+#[test]
+#[cfg(tier2)]
+fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
+    // An outer loop around an inner loop, one page: `--tier t2` compiles one fast region at
+    // the entry that runs both loops inside itself. Runs that come back to the run loop land
+    // in the loops, so the block there gets a region with full optimisation, and the fast
+    // region (which runs that block too) retires; the entry's new fast region stops at the
+    // re-optimised block. Every result is the interpreter's, also when the instruction limit
+    // falls inside the loops.
+    let mut code = vec![0u8; CODE_SIZE];
+    let mut put = |addr: u32, word: u32| {
+        let at = (addr - CODE_BASE) as usize;
+        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
+    };
+    put(0x1000, i_type(200, 0, 0, 3, 0x13)); // addi x3, x0, 200
+    put(0x1004, i_type(200, 0, 0, 4, 0x13)); // outer: addi x4, x0, 200
+    put(0x1008, i_type(3, 2, 0, 2, 0x13)); // inner: addi x2, x2, 3
+    put(0x100c, i_type(-1, 4, 0, 4, 0x13)); // addi x4, x4, -1
+    put(0x1010, b_type(0x1008 - 0x1010, 0, 4, 1)); // bne x4, x0, inner
+    put(0x1014, r_type(0, 2, 5, 0, 5, 0x33)); // add x5, x5, x2
+    put(0x1018, i_type(-1, 3, 0, 3, 0x13)); // addi x3, x3, -1
+    put(0x101c, b_type(0x1004 - 0x101c, 0, 3, 1)); // bne x3, x0, outer
+    put(0x1020, 0x0000_0073); // ecall
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    for limit in [200_000, 77_777, 16_385] {
+        let run_tier = |tier: Tier| {
+            let mut plat = TestPlatform::new(&code, &data, false, false);
+            let mut hart = Hart::new();
+            hart.pc = CODE_BASE;
+            let mut engine = Engine::new(EngineConfig {
+                tier,
+                ir: ALL_PASSES,
+                t2_threshold: 0,
+                // Re-optimisations compile before the run goes on: the same run every time.
+                deterministic: true,
+                ..EngineConfig::default()
+            });
+            engine.sample_every_region_exit();
+            engine.run(&mut hart, &mut plat, Some(limit));
+            (hart, engine)
+        };
+        let (reference, _) = run_tier(Tier::Interp);
+        if limit == 200_000 {
+            assert_eq!(reference.x[2], 3 * 200 * 200, "the interpreter's sum");
+        }
+        let (hart, engine) = run_tier(Tier::T2);
+        assert_eq!(hart.x, reference.x, "limit {limit}: registers");
+        assert_eq!(
+            (hart.pc, hart.instret),
+            (reference.pc, reference.instret),
+            "limit {limit}"
+        );
+        if limit > 20_000 {
+            assert!(
+                engine.stats.t2.reoptimised > 0,
+                "limit {limit}: the loops' region was not re-optimised"
+            );
+        }
     }
 }

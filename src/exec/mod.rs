@@ -41,7 +41,10 @@ use contract::jump_slot;
 use contract::{block_exit, Exit};
 use contract::{BlockExit, JumpEntry, RunCtx, RunState, JUMP_CACHE_SIZE};
 pub use platform::{Platform, Resume, Stop, Target};
-pub use policy::{EngineConfig, T2Opt, Tier, DEFAULT_T1_THRESHOLD, DEFAULT_T2_THRESHOLD};
+pub use policy::{
+    EngineConfig, T2Opt, Tier, DEFAULT_T1_THRESHOLD, DEFAULT_T2_REOPTIMISE_THRESHOLD,
+    DEFAULT_T2_THRESHOLD,
+};
 
 /// Blocks dropped by stores into their pages that may pile up before everything is flushed
 /// (their memory is held until then).
@@ -136,6 +139,7 @@ pub struct T2Stats {
     pub region_blocks: u64,
     pub predicted_jumps: u64,
     pub cache_hits: u64,
+    pub reoptimised: u64,
 }
 
 #[cfg(not(tier2))]
@@ -186,6 +190,13 @@ pub struct Engine {
     /// The tier-2 compiler and its regions.
     #[cfg(tier2)]
     t2: t2::Tier2,
+    /// The last region came back to the run loop with its chaining budget used up: the next
+    /// block entry is a sample of where the guest spends its time (`--tier t2` re-optimises
+    /// regions where samples gather).
+    #[cfg(tier2)]
+    t2_sampled: bool,
+    #[cfg(all(test, tier2))]
+    t2_sample_every_exit: bool,
     /// Blocks are built one instruction long (see [`Engine::set_one_insn_blocks`]).
     one_insn_blocks: bool,
 }
@@ -197,6 +208,10 @@ impl Engine {
             t1: t1::Jit::new(config.chain),
             #[cfg(tier2)]
             t2: t2::Tier2::new(),
+            #[cfg(tier2)]
+            t2_sampled: false,
+            #[cfg(all(test, tier2))]
+            t2_sample_every_exit: false,
             policy: policy::Policy::new(&config),
             config,
             blocks: Vec::new(),
@@ -215,6 +230,15 @@ impl Engine {
     /// The configuration the engine runs with.
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// Tests: every return from a tier-2 region to the run loop is a sample of where the
+    /// guest spends its time (not only those after a long run), so short runs re-optimise
+    /// regions as long ones do.
+    #[cfg(all(test, tier2))]
+    pub fn sample_every_region_exit(&mut self) {
+        self.t2.set_chain_budget(2);
+        self.t2_sample_every_exit = true;
     }
 
     /// The current code epoch (see [`Engine::flush_code`]).
@@ -351,7 +375,9 @@ impl Engine {
         let slot = jump_slot(pc);
         let entry = self.jump_cache[slot];
         let idx = if entry.pc == pc && entry.host == host {
-            let settled = entry.region != 0
+            // Under `--tier t2` a region compiled fast may be re-optimised: its entries from
+            // the run loop are counted.
+            let settled = (entry.region != 0 && !self.policy.t2_reoptimises())
                 || !may_compile
                 || !self.policy.compiling()
                 || (entry.code != 0 && !self.policy.t2_enabled());
@@ -415,10 +441,27 @@ impl Engine {
             let mut region = self.t2.region_for(idx, pc);
             if region == 0 && self.policy.t2_due(runs) && self.t2.wants(idx) {
                 if self.policy.t2_takes(&self.blocks[idx as usize].insns) {
-                    region = self.request_region(hart, plat, idx, pc);
+                    region = self.request_region(hart, plat, idx, pc, t2::RegionAsk::First);
                 } else {
                     // Decided once per epoch, not at every entry of the block.
                     self.t2.decline(idx);
+                }
+            } else if region != 0
+                && std::mem::take(&mut self.t2_sampled)
+                && self.t2.may_reoptimise(idx)
+                && self.policy.t2_reoptimise_due({
+                    let p = &mut self.blocks[idx as usize].profile;
+                    p.hot_samples = p.hot_samples.saturating_add(1);
+                    p.hot_samples
+                })
+            {
+                tracing::debug!(
+                    pc = format_args!("{pc:#x}"),
+                    "tier 2: re-optimising a hot region"
+                );
+                let better = self.request_region(hart, plat, idx, pc, t2::RegionAsk::Reoptimise);
+                if better != 0 {
+                    region = better;
                 }
             }
             if region != 0 {
@@ -524,14 +567,21 @@ impl Engine {
         plat: &mut P,
         idx: u32,
         pc: u32,
+        ask: t2::RegionAsk,
     ) -> usize {
+        let first = ask == t2::RegionAsk::First;
+        let opt = if first {
+            self.config.t2_opt()
+        } else {
+            T2Opt::Full
+        };
         let host = self.blocks[idx as usize].host;
         let predict = P::PREDICTS_INDIRECT_JUMPS;
         let entry = t2::region::RegionBlock::new(pc, &self.blocks[idx as usize], predict);
         // Blocks of the entry page are reached through the translation validated at the
         // region's entry: a pc in it is at the same offset from the entry's host address.
         // Return sites only for regions compiled with full optimisation (hot code).
-        let follow_calls = self.config.t2_opt() == T2Opt::Full;
+        let follow_calls = opt == T2Opt::Full;
         let mut members = Vec::new();
         let plan = t2::region::RegionPlan::trace(entry, follow_calls, |target| {
             let target_host = host.wrapping_add(target.wrapping_sub(pc) as i32 as isize as usize);
@@ -543,16 +593,22 @@ impl Engine {
             if b.straddle.is_some() || !self.policy.t2_takes(&b.insns) {
                 return None;
             }
+            // A block re-optimised on its own is left to its region (a fast one would
+            // retire, see `Tier2::install`).
+            if first && self.t2.has_full_region(i) && opt == T2Opt::Fast {
+                return None;
+            }
             members.push((i, target_host, target));
             Some(t2::region::RegionBlock::new(target, b, predict))
         });
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),
             flat: plat.flat_host_base().is_some(),
-            opt: self.config.t2_opt(),
+            opt,
             // Under `--tier t2` every block needs a region before it runs: one that traced it
-            // already serves, instead of a new one per block.
-            multi_entry: self.config.tier == Tier::T2,
+            // already serves, instead of a new one per block. A re-optimised region replaces
+            // the fast one of its entry block only.
+            multi_entry: first && self.config.tier == Tier::T2,
         };
         if env.multi_entry {
             members.retain(|&(_, _, member_pc)| {
@@ -561,10 +617,14 @@ impl Engine {
         } else {
             members.clear();
         }
-        let wait = self.policy.t2_waits();
+        let wait = if first {
+            self.policy.t2_waits()
+        } else {
+            self.policy.t2_reoptimise_waits()
+        };
         match self
             .t2
-            .request(idx, host, self.epoch, plan, env, members, wait)
+            .request(ask, idx, host, self.epoch, plan, env, members, wait)
         {
             Some(f) => self.install_region::<P>(f),
             None => 0,
@@ -585,7 +645,14 @@ impl Engine {
             .copied()
             .filter(|&(idx, host, _)| self.by_host.get(&host) == Some(&idx))
             .collect();
-        self.t2.install(&f, &members);
+        let retired = self.t2.install(&f, &members);
+        if !retired.is_empty() {
+            for e in self.jump_cache.iter_mut() {
+                if retired.contains(&e.region) {
+                    *e = JumpEntry::EMPTY;
+                }
+            }
+        }
         // Tier 1's code for the block would bypass the region: it becomes a stub that calls
         // the region, so compiled code reaches the region without the run loop. Without
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
@@ -655,8 +722,15 @@ impl Engine {
         region: usize,
     ) -> BlockExit {
         // SAFETY: per this function's contract.
-        let e = unsafe { t2::Tier2::enter(hart, ctx, region) };
+        let e = unsafe { self.t2.enter(hart, ctx, region) };
         self.stats.t2_entries += 1;
+        // Back after a long run in compiled code (the chaining budget used up): `hart.pc` is
+        // where the guest spends its time.
+        self.t2_sampled = ctx.state.budget <= 1 && e == Exit::NEXT.0;
+        #[cfg(test)]
+        {
+            self.t2_sampled |= self.t2_sample_every_exit;
+        }
         block_exit(&ctx.state, Exit(e))
     }
 

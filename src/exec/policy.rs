@@ -43,6 +43,13 @@ pub const DEFAULT_T1_THRESHOLD: u32 = 128;
 /// loop, so these entries are samples: a block that keeps coming back is hot.
 pub const DEFAULT_T2_THRESHOLD: u32 = 256;
 
+/// Under `--tier t2`: further run-loop entries after which a block whose region was compiled
+/// fast gets it compiled again with full optimisation. Regions chain into each other and run
+/// loops inside, so they come back to the run loop only every few million instructions (the
+/// chain and instruction budgets) or where they cannot chain: a block seen there a few times
+/// is where the guest spends its time.
+pub const DEFAULT_T2_REOPTIMISE_THRESHOLD: u32 = 4;
+
 /// How hard tier 2's compiler (LLVM) optimises a region: the trade between compile time and
 /// code quality.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,6 +83,8 @@ pub struct EngineConfig {
     /// With `Tier::Auto`: compile a block once it ran this many times.
     pub t1_threshold: u32,
     /// With `Tier::Auto`: ask for a region at a block after this many more run-loop entries.
+    /// With `Tier::T2`: compile a block's fast region again with full optimisation after this
+    /// many more run-loop entries.
     pub t2_threshold: u32,
     /// Tier 2's optimisation level; `None` picks by tier (`Full` for auto, `Fast` for t2).
     pub t2_opt: Option<T2Opt>,
@@ -94,6 +103,12 @@ impl EngineConfig {
     /// instead of running on while it compiles in the background.
     pub fn t2_waits(&self) -> bool {
         self.tier == Tier::T2 || self.deterministic
+    }
+
+    /// Whether regions compiled fast are compiled again with full optimisation once their
+    /// entry block proves hot: under `--tier t2` unless the level was chosen (`--t2-opt`).
+    pub fn reoptimises(&self) -> bool {
+        self.tier == Tier::T2 && self.t2_opt.is_none()
     }
 
     /// Tier 2's optimisation level for this configuration: `Fast` where the guest waits for
@@ -132,6 +147,11 @@ pub struct Policy {
     /// Tier 2 compiles before the block runs (`--tier t2`, or a deterministic run) instead of
     /// in the background.
     t2_wait: bool,
+    /// Further runs after which a block whose region was compiled fast gets it compiled again
+    /// with full optimisation; `None` when regions are not re-optimised.
+    t2_reoptimise_after: Option<u32>,
+    /// Re-optimisation waits for the compile (a deterministic run).
+    t2_reoptimise_wait: bool,
 }
 
 impl Policy {
@@ -150,6 +170,11 @@ impl Policy {
             t1_after: t1_after.filter(|_| cfg!(tier1)),
             t2_after: t2_after.filter(|_| cfg!(tier2)),
             t2_wait: config.t2_waits(),
+            t2_reoptimise_after: config
+                .reoptimises()
+                .then_some(config.t2_threshold)
+                .filter(|_| cfg!(tier2)),
+            t2_reoptimise_wait: config.deterministic,
         }
     }
 
@@ -183,6 +208,25 @@ impl Policy {
     #[inline(always)]
     pub fn t2_due(&self, runs: u32) -> bool {
         self.t2_after.is_some_and(|after| runs > after)
+    }
+
+    /// Whether regions compiled fast are compiled again with full optimisation when hot.
+    #[inline(always)]
+    pub fn t2_reoptimises(&self) -> bool {
+        self.t2_reoptimise_after.is_some()
+    }
+
+    /// Whether a block that has now run `runs` times, and has a region compiled fast, should
+    /// have it compiled again with full optimisation.
+    #[inline(always)]
+    pub fn t2_reoptimise_due(&self, runs: u32) -> bool {
+        self.t2_reoptimise_after.is_some_and(|after| runs > after)
+    }
+
+    /// Whether the run loop waits for a re-optimisation (a deterministic run) instead of going
+    /// on with the fast region while it compiles.
+    pub fn t2_reoptimise_waits(&self) -> bool {
+        self.t2_reoptimise_wait
     }
 
     /// Whether a block with these instructions may be part of a tier-2 region. Tier 2 runs

@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::cpu::Hart;
 use crate::exec::contract::RunCtx;
 use crate::exec::platform::Platform;
+use crate::exec::policy::T2Opt;
 use codegen::CodegenEnv;
 use region::RegionPlan;
 use worker::{CompileDone, CompileJob, Worker};
@@ -48,6 +49,9 @@ pub struct T2Stats {
     /// Regions found in the region cache (compiled before, in this process or the one it was
     /// forked from): no LLVM work.
     pub cache_hits: u64,
+    /// Regions compiled fast (`--tier t2`) that stayed hot and were replaced by a region
+    /// compiled with full optimisation.
+    pub reoptimised: u64,
 }
 
 impl T2Stats {
@@ -76,6 +80,21 @@ struct RegionKey {
     env: CodegenEnv,
 }
 
+/// Most re-optimisations in flight at once: the compile thread serves the guest's own (fast)
+/// requests first, but one it has started runs to its end, so this bounds how long a guest
+/// waiting for a fast compile can be held up by full ones.
+const MAX_REOPTIMISING: usize = 1;
+
+/// Why a region is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionAsk {
+    /// The block has no region yet.
+    First,
+    /// The block's region was compiled fast (`--tier t2`) and the block stayed hot: compile
+    /// it again with full optimisation, in the background, and replace it.
+    Reoptimise,
+}
+
 /// A block of a region, other than its entry, that the region may be entered at: the block's
 /// index, host address and pc.
 pub type Member = (u32, usize, u32);
@@ -83,6 +102,7 @@ pub type Member = (u32, usize, u32);
 /// A region waiting for the compile thread.
 struct Pending {
     key: RegionKey,
+    ask: RegionAsk,
     members: Vec<Member>,
     /// Entry block (the engine's index) and its host address (identity).
     block: u32,
@@ -101,13 +121,15 @@ pub struct Finished {
     pub pc: u32,
     pub epoch: u64,
     pub entry: usize,
+    pub opt: T2Opt,
 }
 
-/// An installed region: its entry pc and function.
+/// An installed region: its entry pc and function, and how it was optimised.
 #[derive(Clone, Copy, Debug)]
 struct Installed {
     pc: u32,
     entry: usize,
+    opt: T2Opt,
 }
 
 /// Tier 2 as the engine drives it.
@@ -122,6 +144,17 @@ pub struct Tier2 {
     /// this epoch.
     requested: AddrSet<u32>,
     pending: AddrMap<u64, Pending>,
+    /// Blocks whose fast region was asked to be compiled again with full optimisation, in
+    /// this epoch.
+    reoptimise_asked: AddrSet<u32>,
+    /// Re-optimisations pending.
+    reoptimising: usize,
+    /// The blocks each installed fast region (by entry address) runs inside itself: its entry
+    /// block and its members, in this epoch.
+    fast_contents: AddrMap<usize, Vec<u32>>,
+    /// Regions that finished while the run loop waited for another (`--tier t2`), to be
+    /// installed at the next poll.
+    ready: Vec<Finished>,
     next_id: u64,
     /// Code already compiled, by what it was compiled from. It survives code flushes (a user
     /// program's `execve` of the same binary, `mmap` of code) and `fork` (the child's copy of
@@ -130,12 +163,25 @@ pub struct Tier2 {
     cache_insns: usize,
     /// Results of epochs before this one are not cached: their code may have been freed.
     oldest_cached_epoch: u64,
+    /// Regions one entry from the run loop may chain into: [`REGION_CHAIN_BUDGET`], or less
+    /// in tests (so short runs come back to the run loop as a long one does).
+    chain_budget: u32,
     pub stats: T2Stats,
 }
 
 impl Tier2 {
     pub fn new() -> Tier2 {
-        Tier2::default()
+        Tier2 {
+            chain_budget: REGION_CHAIN_BUDGET,
+            ..Tier2::default()
+        }
+    }
+
+    /// Let a region chain into at most `n` (at least 2) others before it returns to the run
+    /// loop (tests: a short run then samples where it spends its time as a long one does).
+    #[cfg(test)]
+    pub fn set_chain_budget(&mut self, n: u32) {
+        self.chain_budget = n.max(2);
     }
 
     /// The region entry for block `idx` entered at `pc`, or 0.
@@ -158,9 +204,18 @@ impl Tier2 {
         self.requested.insert(idx);
     }
 
-    /// Whether regions are being compiled in the background.
+    /// Whether block `idx` has a region compiled fast that may now be compiled again with full
+    /// optimisation (asked once per epoch, one at a time).
+    #[inline(always)]
+    pub fn may_reoptimise(&self, idx: u32) -> bool {
+        self.reoptimising < MAX_REOPTIMISING
+            && self.regions.get(&idx).is_some_and(|r| r.opt == T2Opt::Fast)
+            && !self.reoptimise_asked.contains(&idx)
+    }
+
+    /// Whether regions are being compiled in the background, or wait to be installed.
     pub fn busy(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || !self.ready.is_empty()
     }
 
     fn worker(&mut self) -> Option<&Worker> {
@@ -173,9 +228,13 @@ impl Tier2 {
                 std::mem::forget(w);
             }
             for p in self.pending.values() {
-                self.requested.remove(&p.block);
+                match p.ask {
+                    RegionAsk::First => self.requested.remove(&p.block),
+                    RegionAsk::Reoptimise => self.reoptimise_asked.remove(&p.block),
+                };
             }
             self.pending.clear();
+            self.reoptimising = 0;
         }
         if self.worker.is_none() && !self.broken {
             match Worker::spawn() {
@@ -194,6 +253,7 @@ impl Tier2 {
     #[allow(clippy::too_many_arguments)]
     pub fn request(
         &mut self,
+        ask: RegionAsk,
         idx: u32,
         host: usize,
         epoch: u64,
@@ -202,13 +262,17 @@ impl Tier2 {
         members: Vec<Member>,
         wait: bool,
     ) -> Option<Finished> {
-        self.requested.insert(idx);
+        match ask {
+            RegionAsk::First => self.requested.insert(idx),
+            RegionAsk::Reoptimise => self.reoptimise_asked.insert(idx),
+        };
         self.stats.predicted_jumps += plan.predicted_jumps() as u64;
         let key = RegionKey {
             plan: plan.clone(),
             env: env.clone(),
         };
         if let Some(&entry) = self.cache.get(&key) {
+            let opt = key.env.opt;
             self.stats.cache_hits += 1;
             self.stats.region_insns += plan.insn_count() as u64;
             self.stats.region_blocks += plan.blocks.len() as u64;
@@ -219,12 +283,14 @@ impl Tier2 {
                 pc: plan.entry_pc,
                 epoch,
                 entry,
+                opt,
             });
         }
         let id = self.next_id;
         self.next_id += 1;
         let pending = Pending {
             key,
+            ask,
             members,
             block: idx,
             host,
@@ -243,6 +309,9 @@ impl Tier2 {
             return None;
         }
         self.pending.insert(id, pending);
+        if ask == RegionAsk::Reoptimise {
+            self.reoptimising += 1;
+        }
         if !wait {
             return None;
         }
@@ -257,12 +326,13 @@ impl Tier2 {
             if mine {
                 return finished;
             }
+            self.ready.extend(finished);
         }
     }
 
     /// Regions the compile thread has finished since the last call.
     pub fn poll(&mut self) -> Vec<Finished> {
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.ready);
         if self.worker.as_ref().is_some_and(|w| !w.is_ours()) {
             self.worker();
         }
@@ -276,6 +346,9 @@ impl Tier2 {
 
     fn finish(&mut self, done: CompileDone) -> Option<Finished> {
         let p = self.pending.remove(&done.id)?;
+        if p.ask == RegionAsk::Reoptimise {
+            self.reoptimising -= 1;
+        }
         self.stats.compile_time += done.compile_time;
         self.stats.compile_times.push(done.compile_time);
         match done.result {
@@ -288,8 +361,10 @@ impl Tier2 {
                 self.stats.region_insns += p.insns;
                 self.stats.region_blocks += p.blocks;
                 self.cache_insns += p.insns as usize;
+                let opt = p.key.env.opt;
                 self.cache.insert(p.key, entry);
                 Some(Finished {
+                    opt,
                     members: p.members,
                     block: p.block,
                     host: p.host,
@@ -310,14 +385,59 @@ impl Tier2 {
     }
 
     /// Make a finished region the code for its entry block and for `members` (blocks it may
-    /// also be entered at; the engine checked that all are current).
-    pub fn install(&mut self, f: &Finished, members: &[Member]) {
-        let entry = f.entry;
-        self.regions.insert(f.block, Installed { pc: f.pc, entry });
+    /// also be entered at; the engine checked that all are current). A re-optimised region
+    /// retires the fast regions that run its entry block inside themselves (they would keep
+    /// running the hot code slowly, never entering the new region); returns their entries, whose
+    /// blocks have no region now and will be asked for again.
+    pub fn install(&mut self, f: &Finished, members: &[Member]) -> Vec<usize> {
+        let (entry, opt) = (f.entry, f.opt);
+        let replaced = self.regions.insert(
+            f.block,
+            Installed {
+                pc: f.pc,
+                entry,
+                opt,
+            },
+        );
+        if replaced.is_some_and(|r| r.opt != opt) {
+            self.stats.reoptimised += 1;
+        }
         for &(idx, _, pc) in members {
-            self.regions.entry(idx).or_insert(Installed { pc, entry });
+            self.regions
+                .entry(idx)
+                .or_insert(Installed { pc, entry, opt });
         }
         self.stats.regions_compiled += 1;
+        if opt == T2Opt::Fast {
+            let mut contents: Vec<u32> = members.iter().map(|&(idx, _, _)| idx).collect();
+            contents.push(f.block);
+            self.fast_contents.insert(entry, contents);
+            return Vec::new();
+        }
+        let retired: Vec<usize> = self
+            .fast_contents
+            .iter()
+            .filter(|(_, blocks)| blocks.contains(&f.block))
+            .map(|(&fast, _)| fast)
+            .collect();
+        for fast in &retired {
+            self.fast_contents.remove(fast);
+        }
+        let requested = &mut self.requested;
+        self.regions.retain(|idx, r| {
+            let keep = !retired.contains(&r.entry);
+            if !keep {
+                requested.remove(idx);
+            }
+            keep
+        });
+        retired
+    }
+
+    /// Whether block `idx` has a region compiled with full optimisation: a fast region traced
+    /// later stops there (exits to it) instead of running the block itself.
+    pub fn has_full_region(&self, idx: u32) -> bool {
+        self.regions.get(&idx).is_some_and(|r| r.opt == T2Opt::Full)
     }
 
     /// A finished region was stale: count it.
@@ -337,6 +457,8 @@ impl Tier2 {
     pub fn reset(&mut self, new_epoch: u64) {
         self.regions.clear();
         self.requested.clear();
+        self.reoptimise_asked.clear();
+        self.fast_contents.clear();
         if self.cache_insns > REGION_CACHE_INSNS {
             self.cache.clear();
             self.cache_insns = 0;
@@ -354,12 +476,17 @@ impl Tier2 {
     ///
     /// `entry` is an installed region of the current epoch made for platform type `P` with
     /// `hart.pc` as its entry pc; `ctx` is the run loop's context.
-    pub unsafe fn enter<P: Platform>(hart: &mut Hart, ctx: &mut RunCtx<P>, entry: usize) -> u32 {
+    pub unsafe fn enter<P: Platform>(
+        &self,
+        hart: &mut Hart,
+        ctx: &mut RunCtx<P>,
+        entry: usize,
+    ) -> u32 {
         type RegionFn<P> = unsafe extern "C" fn(*mut Hart, *mut RunCtx<P>) -> u32;
         // SAFETY: per this function's contract, `entry` is a function LLVM compiled with
         // exactly this signature (codegen::build_region).
         let f = unsafe { std::mem::transmute::<usize, RegionFn<P>>(entry) };
-        ctx.state.budget = REGION_CHAIN_BUDGET;
+        ctx.state.budget = self.chain_budget;
         // SAFETY: the region reads and writes only the hart, the run context and guest RAM
         // through TLB entries, and calls the ABI helpers for everything else.
         unsafe { f(hart, ctx) }

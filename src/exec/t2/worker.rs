@@ -4,6 +4,7 @@
 //! the engine side's region cache may hand their code out again in a later epoch, until the
 //! run loop says it forgot everything older than some epoch ([`Worker::forget_before`]).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
@@ -266,10 +267,12 @@ fn host_machine() -> Result<TargetMachine, String> {
         .ok_or_else(|| "LLVM cannot make a target machine for this host".to_string())
 }
 
-/// Code of one epoch: its execution engine, the code sections of its memory, and the modules
+/// Code of one epoch and optimisation level: its execution engine, the code sections of its memory, and the modules
 /// it could not give back.
 struct EpochCode<'ctx> {
     epoch: u64,
+    /// Its code generator's level: fixed when MCJIT's engine is made.
+    opt: T2Opt,
     engine: ExecutionEngine<'ctx>,
     sections: CodeSections,
     modules: Vec<Module<'ctx>>,
@@ -282,15 +285,33 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
     let mut dump = Dump::from_env("region-code");
-    loop {
-        let job = match jobs.recv() {
-            Ok(Message::Job(job)) => job,
-            Ok(Message::ForgetBefore(epoch)) => {
-                oldest_live_epoch = oldest_live_epoch.max(epoch);
-                with_fork_guard(|| engines.retain(|e| e.epoch >= oldest_live_epoch));
-                continue;
+    // Jobs received but not compiled yet. A fast compile (`--tier t2`: the guest waits for
+    // it) goes before full ones (re-optimisations in the background), so the guest never
+    // waits for LLVM's O2 on a region it did not ask for.
+    let mut queue: VecDeque<Box<CompileJob>> = VecDeque::new();
+    'serve: loop {
+        let mut next = if queue.is_empty() {
+            match jobs.recv() {
+                Ok(message) => Some(message),
+                Err(_) => break,
             }
-            Ok(Message::Shutdown) | Err(_) => break,
+        } else {
+            jobs.try_recv().ok()
+        };
+        while let Some(message) = next.take() {
+            match message {
+                Message::Job(job) => queue.push_back(job),
+                Message::ForgetBefore(epoch) => {
+                    oldest_live_epoch = oldest_live_epoch.max(epoch);
+                    with_fork_guard(|| engines.retain(|e| e.epoch >= oldest_live_epoch));
+                }
+                Message::Shutdown => break 'serve,
+            }
+            next = jobs.try_recv().ok();
+        }
+        let urgent = queue.iter().position(|j| j.env.opt == T2Opt::Fast);
+        let Some(job) = queue.remove(urgent.unwrap_or(0)) else {
+            continue;
         };
         if quit.load(Ordering::Relaxed) {
             break;
@@ -349,7 +370,10 @@ fn compile_one<'ctx>(
             .map_err(|e| e.to_string())?;
     }
     write_ir("opt");
-    let code = match engines.iter().position(|e| e.epoch == job.epoch) {
+    let code = match engines
+        .iter()
+        .position(|e| e.epoch == job.epoch && e.opt == job.env.opt)
+    {
         Some(i) => {
             let code = &mut engines[i];
             code.engine
@@ -370,6 +394,7 @@ fn compile_one<'ctx>(
                 .map_err(|e| e.to_string())?;
             engines.push(EpochCode {
                 epoch: job.epoch,
+                opt: job.env.opt,
                 engine,
                 sections,
                 modules: Vec::new(),
