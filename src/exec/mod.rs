@@ -190,11 +190,8 @@ pub struct Engine {
     /// The tier-2 compiler and its regions.
     #[cfg(tier2)]
     t2: t2::Tier2,
-    /// The last region came back to the run loop with its chaining budget used up: the next
-    /// block entry is a sample of where the guest spends its time (`--tier t2` re-optimises
-    /// regions where samples gather).
-    #[cfg(tier2)]
-    t2_sampled: bool,
+    /// Tests: every return of a region to the run loop is a sample (see
+    /// [`Engine::sample_region_return`]).
     #[cfg(all(test, tier2))]
     t2_sample_every_exit: bool,
     /// Blocks are built one instruction long (see [`Engine::set_one_insn_blocks`]).
@@ -208,8 +205,6 @@ impl Engine {
             t1: t1::Jit::new(config.chain),
             #[cfg(tier2)]
             t2: t2::Tier2::new(),
-            #[cfg(tier2)]
-            t2_sampled: false,
             #[cfg(all(test, tier2))]
             t2_sample_every_exit: false,
             policy: policy::Policy::new(&config),
@@ -375,9 +370,7 @@ impl Engine {
         let slot = jump_slot(pc);
         let entry = self.jump_cache[slot];
         let idx = if entry.pc == pc && entry.host == host {
-            // Under `--tier t2` a region compiled fast may be re-optimised: its entries from
-            // the run loop are counted.
-            let settled = (entry.region != 0 && !self.policy.t2_reoptimises())
+            let settled = entry.region != 0
                 || !may_compile
                 || !self.policy.compiling()
                 || (entry.code != 0 && !self.policy.t2_enabled());
@@ -445,23 +438,6 @@ impl Engine {
                 } else {
                     // Decided once per epoch, not at every entry of the block.
                     self.t2.decline(idx);
-                }
-            } else if region != 0
-                && std::mem::take(&mut self.t2_sampled)
-                && self.t2.may_reoptimise(idx)
-                && self.policy.t2_reoptimise_due({
-                    let p = &mut self.blocks[idx as usize].profile;
-                    p.hot_samples = p.hot_samples.saturating_add(1);
-                    p.hot_samples
-                })
-            {
-                tracing::debug!(
-                    pc = format_args!("{pc:#x}"),
-                    "tier 2: re-optimising a hot region"
-                );
-                let better = self.request_region(hart, plat, idx, pc, t2::RegionAsk::Reoptimise);
-                if better != 0 {
-                    region = better;
                 }
             }
             if region != 0 {
@@ -715,28 +691,67 @@ impl Engine {
     /// `region` is an installed region of the current epoch for `hart.pc`, made for platform
     /// type `P`; `ctx` is set up by [`Engine::run`].
     #[cfg(tier2)]
-    unsafe fn enter_region<P: Platform>(
+    unsafe fn enter_region<P: Platform + 'static>(
         &mut self,
         hart: &mut Hart,
         ctx: &mut RunCtx<P>,
         region: usize,
     ) -> BlockExit {
+        let before = hart.instret;
         // SAFETY: per this function's contract.
         let e = unsafe { self.t2.enter(hart, ctx, region) };
         self.stats.t2_entries += 1;
-        // Back after a long run in compiled code (the chaining budget used up): `hart.pc` is
-        // where the guest spends its time.
-        self.t2_sampled = ctx.state.budget <= 1 && e == Exit::NEXT.0;
-        #[cfg(test)]
-        {
-            self.t2_sampled |= self.t2_sample_every_exit;
+        if self.policy.t2_reoptimises() {
+            // A long run in compiled code (the chaining budget used up, or many instructions
+            // before an interrupt or a trap) ended at `hart.pc`: where the guest spends its time.
+            #[allow(unused_mut)]
+            let mut sample =
+                ctx.state.budget <= 1 || hart.instret.saturating_sub(before) >= t2::LONG_RUN_INSNS;
+            #[cfg(test)]
+            {
+                sample |= self.t2_sample_every_exit;
+            }
+            if sample {
+                // SAFETY: `ctx.plat` is the run loop's platform, not otherwise borrowed while
+                // the run loop is between blocks.
+                let plat = unsafe { &mut *ctx.plat };
+                self.sample_region_return(hart, plat);
+            }
         }
         block_exit(&ctx.state, Exit(e))
     }
 
+    /// Count a sample at the block at `hart.pc` (`--tier t2`): once its fast region has more
+    /// than `--t2-threshold` samples, ask for it again with full optimisation.
+    #[cfg(tier2)]
+    fn sample_region_return<P: Platform + 'static>(&mut self, hart: &mut Hart, plat: &mut P) {
+        let pc = hart.pc;
+        let Some(host) = hart.tlb.lookup(pc, crate::cpu::tlb::Access::Execute) else {
+            return;
+        };
+        let Some(&idx) = self.by_host.get(&host) else {
+            return;
+        };
+        let p = &mut self.blocks[idx as usize].profile;
+        p.hot_samples = p.hot_samples.saturating_add(1);
+        let samples = p.hot_samples;
+        if self.t2.region_for(idx, pc) == 0
+            || !self.policy.t2_reoptimise_due(samples)
+            || !self.t2.may_reoptimise(idx)
+        {
+            return;
+        }
+        tracing::debug!(
+            pc = format_args!("{pc:#x}"),
+            samples,
+            "tier 2: re-optimising a hot region"
+        );
+        self.request_region(hart, plat, idx, pc, t2::RegionAsk::Reoptimise);
+    }
+
     /// Without tier 2 there are no regions, so this is never called.
     #[cfg(not(tier2))]
-    unsafe fn enter_region<P: Platform>(
+    unsafe fn enter_region<P: Platform + 'static>(
         &mut self,
         _hart: &mut Hart,
         _ctx: &mut RunCtx<P>,

@@ -80,6 +80,12 @@ struct RegionKey {
     env: CodegenEnv,
 }
 
+/// Under `--tier t2`: a return to the run loop after at least this many instructions in
+/// compiled code since the run loop entered it is a sample of where the guest spends its time
+/// (as is one with the chaining budget used up). In system mode runs end at interrupts, so
+/// this, not the budget, finds a guest's hot loops there.
+pub const LONG_RUN_INSNS: u64 = 1 << 18;
+
 /// Most re-optimisations in flight at once: the compile thread serves the guest's own (fast)
 /// requests first, but one it has started runs to its end, so this bounds how long a guest
 /// waiting for a fast compile can be held up by full ones.
