@@ -1081,6 +1081,9 @@ impl<'ctx> Gen<'ctx, '_> {
     /// `index`-th of its block: natively when FP is on, the rounding mode is RNE, singles are
     /// NaN-boxed and the result is not a NaN; otherwise (unlikely) through the helper.
     fn native_fp(&mut self, i: &Insn, pc: u32, index: u64) -> Result<()> {
+        if native_fp::is_exact(i.op) {
+            return self.exact_fp(i, pc, index);
+        }
         let Some(n) = native_fp::native(i.op) else {
             return self.helper_insn(i, pc, index);
         };
@@ -1168,6 +1171,159 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(commit);
         let bits = self.b.build_bit_cast(r, ity, "")?.into_int_value();
         self.write_f(i.rd, bits, mstatus)?;
+        self.b.build_unconditional_branch(done)?;
+        self.helper_then(i, pc, index, slow, done)
+    }
+
+    /// `f[r]` as a single: its low half, and whether it is NaN-boxed.
+    fn single(&self, r: u8) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let v = self
+            .b
+            .build_load(self.i64t, self.f_reg(r)?, "")?
+            .into_int_value();
+        let upper = self.b.build_right_shift(v, self.c64(32), false, "")?;
+        let boxed =
+            self.b
+                .build_int_compare(IntPredicate::EQ, upper, self.c64(0xffff_ffff), "boxed")?;
+        Ok((self.b.build_int_truncate(v, self.i32t, "")?, boxed))
+    }
+
+    /// Whether the single (`i32`) or double (`i64`) `bits` is a NaN, tested on the bits (no
+    /// host FP instruction, so no host flag).
+    fn is_nan(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let ty = bits.get_type();
+        let (magnitude, infinity) = if ty.get_bit_width() == 64 {
+            (0x7fff_ffff_ffff_ffff, 0x7ff0_0000_0000_0000)
+        } else {
+            (0x7fff_ffff, 0x7f80_0000)
+        };
+        let m = self.b.build_and(bits, ty.const_int(magnitude, false), "")?;
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::UGT, m, ty.const_int(infinity, false), "nan")?)
+    }
+
+    /// The exact F/D operation `i` ([`native_fp::is_exact`]) at `pc`, the `index`-th of its
+    /// block: in plain IR when FP is on, singles are NaN-boxed, no operand is a NaN (compares,
+    /// `fcvt.d.s`) and a dynamic rounding mode is valid (conversions); otherwise (unlikely)
+    /// through the helper, which traps or raises flags as the interpreter does.
+    fn exact_fp(&mut self, i: &Insn, pc: u32, index: u64) -> Result<()> {
+        use Op::*;
+        let (slow, fast, done) = (
+            self.new_bb("xfp_slow"),
+            self.new_bb("xfp_fast"),
+            self.new_bb("xfp_done"),
+        );
+        let (mut ok, mstatus) = self.fp_enabled()?;
+        let double = matches!(i.op, FsgnjD | FsgnjnD | FsgnjxD | FeqD | FltD | FleD);
+        // The f operands: singles' low halves (boxed) or doubles.
+        let mut operands = Vec::with_capacity(2);
+        let f_sources: &[u8] = match i.op {
+            FmvWX | FcvtDW | FcvtDWu => &[],
+            FmvXW | FcvtDS => &[i.rs1],
+            _ => &[i.rs1, i.rs2],
+        };
+        for &r in f_sources {
+            if double {
+                let v = self
+                    .b
+                    .build_load(self.i64t, self.f_reg(r)?, "")?
+                    .into_int_value();
+                operands.push(v);
+            } else if i.op == FmvXW {
+                // The raw low half, boxed or not.
+                operands.push(self.single(r)?.0);
+            } else {
+                let (v, boxed) = self.single(r)?;
+                ok = self.b.build_and(ok, boxed, "")?;
+                operands.push(v);
+            }
+        }
+        if matches!(i.op, FeqS | FltS | FleS | FeqD | FltD | FleD | FcvtDS) {
+            for &v in &operands {
+                let nan = self.is_nan(v)?;
+                let not_nan = self.b.build_not(nan, "")?;
+                ok = self.b.build_and(ok, not_nan, "")?;
+            }
+        }
+        if matches!(i.op, FcvtDS | FcvtDW | FcvtDWu) && i.rm == 7 {
+            // Exact, but a reserved dynamic rounding mode is still illegal.
+            let i8t = self.context.i8_type();
+            let frm = self
+                .b
+                .build_load(i8t, self.hart_field(Layout::FRM)?, "frm")?
+                .into_int_value();
+            let valid =
+                self.b
+                    .build_int_compare(IntPredicate::ULE, frm, i8t.const_int(4, false), "")?;
+            ok = self.b.build_and(ok, valid, "")?;
+        }
+        self.branch_unlikely(self.b.build_not(ok, "")?, slow, fast)?;
+
+        self.b.position_at_end(fast);
+        let f64t = self.context.f64_type();
+        let f32t = self.context.f32_type();
+        match i.op {
+            FsgnjS | FsgnjnS | FsgnjxS | FsgnjD | FsgnjnD | FsgnjxD => {
+                let (a, b) = (operands[0], operands[1]);
+                let ty = a.get_type();
+                let sign_bit = if double { 1u64 << 63 } else { 1 << 31 };
+                let sign = ty.const_int(sign_bit, false);
+                let b_sign = match i.op {
+                    FsgnjS | FsgnjD => b,
+                    FsgnjnS | FsgnjnD => self.b.build_not(b, "")?,
+                    _ => self.b.build_xor(a, b, "")?,
+                };
+                let b_sign = self.b.build_and(b_sign, sign, "")?;
+                let magnitude = self.b.build_and(a, ty.const_int(sign_bit - 1, false), "")?;
+                let r = self.b.build_or(magnitude, b_sign, "")?;
+                self.write_f(i.rd, r, mstatus)?;
+            }
+            FmvXW => self.set_reg(i.rd, operands[0])?,
+            FmvWX => {
+                let x = self.reg(i.rs1)?;
+                self.write_f(i.rd, x, mstatus)?;
+            }
+            FeqS | FltS | FleS | FeqD | FltD | FleD => {
+                let fty = if double { f64t } else { f32t };
+                let a = self
+                    .b
+                    .build_bit_cast(operands[0], fty, "")?
+                    .into_float_value();
+                let b = self
+                    .b
+                    .build_bit_cast(operands[1], fty, "")?
+                    .into_float_value();
+                let predicate = match i.op {
+                    FeqS | FeqD => inkwell::FloatPredicate::OEQ,
+                    FltS | FltD => inkwell::FloatPredicate::OLT,
+                    _ => inkwell::FloatPredicate::OLE,
+                };
+                let r = self.b.build_float_compare(predicate, a, b, "")?;
+                let r = self.b.build_int_z_extend(r, self.i32t, "")?;
+                self.set_reg(i.rd, r)?;
+            }
+            FcvtDS => {
+                let a = self
+                    .b
+                    .build_bit_cast(operands[0], f32t, "")?
+                    .into_float_value();
+                let r = self.b.build_float_ext(a, f64t, "")?;
+                let r = self.b.build_bit_cast(r, self.i64t, "")?.into_int_value();
+                self.write_f(i.rd, r, mstatus)?;
+            }
+            _ => {
+                // fcvt.d.w, fcvt.d.wu: every 32-bit integer is a double exactly.
+                let x = self.reg(i.rs1)?;
+                let r = if i.op == FcvtDW {
+                    self.b.build_signed_int_to_float(x, f64t, "")?
+                } else {
+                    self.b.build_unsigned_int_to_float(x, f64t, "")?
+                };
+                let r = self.b.build_bit_cast(r, self.i64t, "")?.into_int_value();
+                self.write_f(i.rd, r, mstatus)?;
+            }
+        }
         self.b.build_unconditional_branch(done)?;
         self.helper_then(i, pc, index, slow, done)
     }

@@ -57,14 +57,43 @@ pub fn native(op: Op) -> Option<NativeFp> {
     })
 }
 
+/// F/D operations that never round, so tier 2 builds them from plain LLVM IR (bit operations,
+/// ordered compares, exact widening conversions) when no operand is a NaN and singles are
+/// NaN-boxed; anything else goes to the helper. Sign injection and moves raise no flags at
+/// all; compares and conversions of non-NaN operands raise none either.
+pub fn is_exact(op: Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        FsgnjS
+            | FsgnjnS
+            | FsgnjxS
+            | FsgnjD
+            | FsgnjnD
+            | FsgnjxD
+            | FmvXW
+            | FmvWX
+            | FeqS
+            | FltS
+            | FleS
+            | FeqD
+            | FltD
+            | FleD
+            | FcvtDS
+            | FcvtDW
+            | FcvtDWu
+    )
+}
+
 /// Whether tier 2 runs instruction `i` natively when it is an F/D instruction: FP loads and
 /// stores always (their fast path is inline), computations with a native form when their
-/// rounding mode is round-to-nearest-even or dynamic (checked for RNE at run time).
+/// rounding mode is round-to-nearest-even or dynamic (checked for RNE at run time), and the
+/// exact operations ([`is_exact`]).
 pub fn runs_natively(i: &crate::isa::Insn) -> bool {
     use crate::isa::ops::OpClass;
     match i.op.class() {
         OpClass::FpMem => true,
-        OpClass::Fp => native(i.op).is_some() && matches!(i.rm, 0 | 7),
+        OpClass::Fp => (native(i.op).is_some() && matches!(i.rm, 0 | 7)) || is_exact(i.op),
         _ => true,
     }
 }
@@ -117,6 +146,13 @@ mod tests {
             expected.push(Op::FmaddD);
         }
         assert_eq!(natives, expected);
+        // Exact operations are plain IR; rounding ones without a native form are helpers.
+        for op in [Op::FsgnjxD, Op::FmvXW, Op::FleS, Op::FcvtDS, Op::FcvtDWu] {
+            assert!(is_exact(op) && native(op).is_none(), "{op:?}");
+        }
+        for op in [Op::FminS, Op::FcvtSD, Op::FcvtWD, Op::FclassD, Op::FaddS] {
+            assert!(!is_exact(op), "{op:?}");
+        }
         let (code, constraints) = native(Op::FdivD).unwrap().asm();
         assert_eq!(code, "divsd $2, $0");
         assert_eq!(constraints, "=x,0,x");
