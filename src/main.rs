@@ -395,7 +395,8 @@ struct EngineArgs {
     t1_threshold: u32,
     /// With --tier auto: ask tier 2 for a region at a block after this many more entries
     /// from the run loop (default 256). With --tier t2: compile a block's region again with
-    /// full optimisation, in the background, after this many more entries (default 4).
+    /// full optimisation, in the background, once more than this many long runs of compiled
+    /// code ended at it (default 4).
     #[arg(long, value_name = "N")]
     t2_threshold: Option<u32>,
     /// How hard tier 2's LLVM optimises regions: `full` (O2; the default under auto) or

@@ -43,11 +43,11 @@ pub const DEFAULT_T1_THRESHOLD: u32 = 128;
 /// loop, so these entries are samples: a block that keeps coming back is hot.
 pub const DEFAULT_T2_THRESHOLD: u32 = 256;
 
-/// Under `--tier t2`: further run-loop entries after which a block whose region was compiled
-/// fast gets it compiled again with full optimisation. Regions chain into each other and run
-/// loops inside, so they come back to the run loop only every few million instructions (the
-/// chain and instruction budgets) or where they cannot chain: a block seen there a few times
-/// is where the guest spends its time.
+/// Under `--tier t2`: samples after which a block whose region was compiled fast gets it
+/// compiled again with full optimisation. A sample is a long run of compiled code that ended
+/// at the block (its chaining budget used up, or many instructions before an interrupt, a trap
+/// or an exit): regions chain into each other and loop inside themselves, so that is where the
+/// run loop learns where the guest spends its time.
 pub const DEFAULT_T2_REOPTIMISE_THRESHOLD: u32 = 4;
 
 /// How hard tier 2's compiler (LLVM) optimises a region: the trade between compile time and
@@ -83,8 +83,8 @@ pub struct EngineConfig {
     /// With `Tier::Auto`: compile a block once it ran this many times.
     pub t1_threshold: u32,
     /// With `Tier::Auto`: ask for a region at a block after this many more run-loop entries.
-    /// With `Tier::T2`: compile a block's fast region again with full optimisation after this
-    /// many more run-loop entries.
+    /// With `Tier::T2`: compile a block's fast region again with full optimisation once it has
+    /// more than this many samples (long runs of compiled code that ended at it).
     pub t2_threshold: u32,
     /// Tier 2's optimisation level; `None` picks by tier (`Full` for auto, `Fast` for t2).
     pub t2_opt: Option<T2Opt>,
@@ -147,8 +147,8 @@ pub struct Policy {
     /// Tier 2 compiles before the block runs (`--tier t2`, or a deterministic run) instead of
     /// in the background.
     t2_wait: bool,
-    /// Further runs after which a block whose region was compiled fast gets it compiled again
-    /// with full optimisation; `None` when regions are not re-optimised.
+    /// Samples after which a block whose region was compiled fast gets it compiled again with
+    /// full optimisation; `None` when regions are not re-optimised.
     t2_reoptimise_after: Option<u32>,
     /// Re-optimisation waits for the compile (a deterministic run).
     t2_reoptimise_wait: bool,
@@ -216,11 +216,12 @@ impl Policy {
         self.t2_reoptimise_after.is_some()
     }
 
-    /// Whether a block that has now run `runs` times, and has a region compiled fast, should
-    /// have it compiled again with full optimisation.
+    /// Whether a block with `samples` samples, and a region compiled fast, should have it
+    /// compiled again with full optimisation.
     #[inline(always)]
-    pub fn t2_reoptimise_due(&self, runs: u32) -> bool {
-        self.t2_reoptimise_after.is_some_and(|after| runs > after)
+    pub fn t2_reoptimise_due(&self, samples: u32) -> bool {
+        self.t2_reoptimise_after
+            .is_some_and(|after| samples > after)
     }
 
     /// Whether the run loop waits for a re-optimisation (a deterministic run) instead of going
