@@ -1122,6 +1122,36 @@ fn chained_jump_into_a_block_changed_by_a_store_is_unlinked() {
     }
 }
 
+/// Code memory with each `(address, word)` in place.
+#[cfg(tier2)]
+fn code_of(words: &[(u32, u32)]) -> Vec<u8> {
+    let mut code = vec![0u8; CODE_SIZE];
+    for &(addr, word) in words {
+        let at = (addr - CODE_BASE) as usize;
+        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
+    }
+    code
+}
+
+/// Run `code` from its start with `config` (after `prepare` on the engine) for at most
+/// `limit` instructions.
+#[cfg(tier2)]
+fn run_from_start(
+    code: &[u8],
+    data: &[u8],
+    config: EngineConfig,
+    limit: u64,
+    prepare: impl FnOnce(&mut Engine),
+) -> (Hart, Engine) {
+    let mut plat = TestPlatform::new(code, data, false, false);
+    let mut hart = Hart::new();
+    hart.pc = CODE_BASE;
+    let mut engine = Engine::new(config);
+    prepare(&mut engine);
+    engine.run(&mut hart, &mut plat, Some(limit));
+    (hart, engine)
+}
+
 #[test]
 #[cfg(tier2)]
 fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_misses() {
@@ -1130,37 +1160,31 @@ fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_mi
     // region asked for at the loop then traces f as the call's successor, compares the target
     // with it and stays in the region on a hit. Calls of g miss and leave; every result is the
     // interpreter's, also when the instruction limit falls in the middle of the loop.
-    let mut code = vec![0u8; CODE_SIZE];
-    let mut put = |addr: u32, word: u32| {
-        let at = (addr - CODE_BASE) as usize;
-        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
-    };
-    put(0x1000, i_type(900, 0, 0, 3, 0x13)); // addi x3, x0, 900
-    put(0x1004, 0x1000 | 5 << 7 | 0x37); // lui x5, 0x1
-    put(0x1008, i_type(0x400, 5, 0, 5, 0x13)); // addi x5, x5, 0x400   (f)
-    put(0x100c, i_type(31, 3, 7, 6, 0x13)); // loop: andi x6, x3, 31
-    put(0x1010, i_type(1, 6, 3, 9, 0x13)); // sltiu x9, x6, 1
-    put(0x1014, i_type(8, 9, 1, 9, 0x13)); // slli x9, x9, 8
-    put(0x1018, r_type(0, 9, 5, 0, 8, 0x33)); // add x8, x5, x9        (f or g = f + 0x100)
-    put(0x101c, i_type(0, 8, 0, 1, 0x67)); // jalr x1, 0(x8)
-    put(0x1020, r_type(0, 2, 4, 0, 4, 0x33)); // add x4, x4, x2
-    put(0x1024, i_type(-1, 3, 0, 3, 0x13)); // addi x3, x3, -1
-    put(0x1028, b_type(0x100c - 0x1028, 0, 3, 1)); // bne x3, x0, loop
-    put(0x102c, 0x0000_0073); // ecall
-    put(0x1400, i_type(5, 3, 0, 2, 0x13)); // f: addi x2, x3, 5
-    put(0x1404, i_type(0, 1, 0, 0, 0x67)); // jalr x0, 0(x1)
-    put(0x1500, i_type(100, 3, 0, 2, 0x13)); // g: addi x2, x3, 100
-    put(0x1504, i_type(0, 1, 0, 0, 0x67)); // jalr x0, 0(x1)
+    let code = code_of(&[
+        (0x1000, i_type(900, 0, 0, 3, 0x13)),       // addi x3, x0, 900
+        (0x1004, 0x1000 | 5 << 7 | 0x37),           // lui x5, 0x1
+        (0x1008, i_type(0x400, 5, 0, 5, 0x13)),     // addi x5, x5, 0x400   (f)
+        (0x100c, i_type(31, 3, 7, 6, 0x13)),        // loop: andi x6, x3, 31
+        (0x1010, i_type(1, 6, 3, 9, 0x13)),         // sltiu x9, x6, 1
+        (0x1014, i_type(8, 9, 1, 9, 0x13)),         // slli x9, x9, 8
+        (0x1018, r_type(0, 9, 5, 0, 8, 0x33)),      // add x8, x5, x9        (f or g = f + 0x100)
+        (0x101c, i_type(0, 8, 0, 1, 0x67)),         // jalr x1, 0(x8)
+        (0x1020, r_type(0, 2, 4, 0, 4, 0x33)),      // add x4, x4, x2
+        (0x1024, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
+        (0x1028, b_type(0x100c - 0x1028, 0, 3, 1)), // bne x3, x0, loop
+        (0x102c, 0x0000_0073),                      // ecall
+        (0x1400, i_type(5, 3, 0, 2, 0x13)),         // f: addi x2, x3, 5
+        (0x1404, i_type(0, 1, 0, 0, 0x67)),         // jalr x0, 0(x1)
+        (0x1500, i_type(100, 3, 0, 2, 0x13)),       // g: addi x2, x3, 100
+        (0x1504, i_type(0, 1, 0, 0, 0x67)),         // jalr x0, 0(x1)
+    ]);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let expected: u32 = (1..=900u32)
         .map(|n| if n % 32 == 0 { n + 100 } else { n + 5 })
         .sum();
     for limit in [20_000, 7_777] {
         let run_tier = |tier: Tier| {
-            let mut plat = TestPlatform::new(&code, &data, false, false);
-            let mut hart = Hart::new();
-            hart.pc = CODE_BASE;
-            let mut engine = Engine::new(EngineConfig {
+            let config = EngineConfig {
                 tier,
                 ir: ALL_PASSES,
                 // 24 interpreted runs profile the loop's jump (900..877: one call of g), then
@@ -1170,9 +1194,8 @@ fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_mi
                 // Regions compile before they run, so the run is the same every time.
                 deterministic: true,
                 ..EngineConfig::default()
-            });
-            engine.run(&mut hart, &mut plat, Some(limit));
-            (hart, engine)
+            };
+            run_from_start(&code, &data, config, limit, |_| {})
         };
         let (reference, _) = run_tier(Tier::Interp);
         if limit == 20_000 {
@@ -1208,37 +1231,35 @@ fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
     // region (which runs that block too) retires; the entry's new fast region stops at the
     // re-optimised block. Every result is the interpreter's, also when the instruction limit
     // falls inside the loops.
-    let mut code = vec![0u8; CODE_SIZE];
-    let mut put = |addr: u32, word: u32| {
-        let at = (addr - CODE_BASE) as usize;
-        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
-    };
-    put(0x1000, i_type(200, 0, 0, 3, 0x13)); // addi x3, x0, 200
-    put(0x1004, i_type(200, 0, 0, 4, 0x13)); // outer: addi x4, x0, 200
-    put(0x1008, i_type(3, 2, 0, 2, 0x13)); // inner: addi x2, x2, 3
-    put(0x100c, i_type(-1, 4, 0, 4, 0x13)); // addi x4, x4, -1
-    put(0x1010, b_type(0x1008 - 0x1010, 0, 4, 1)); // bne x4, x0, inner
-    put(0x1014, r_type(0, 2, 5, 0, 5, 0x33)); // add x5, x5, x2
-    put(0x1018, i_type(-1, 3, 0, 3, 0x13)); // addi x3, x3, -1
-    put(0x101c, b_type(0x1004 - 0x101c, 0, 3, 1)); // bne x3, x0, outer
-    put(0x1020, 0x0000_0073); // ecall
+    let code = code_of(&[
+        (0x1000, i_type(200, 0, 0, 3, 0x13)),       // addi x3, x0, 200
+        (0x1004, i_type(200, 0, 0, 4, 0x13)),       // outer: addi x4, x0, 200
+        (0x1008, i_type(3, 2, 0, 2, 0x13)),         // inner: addi x2, x2, 3
+        (0x100c, i_type(-1, 4, 0, 4, 0x13)),        // addi x4, x4, -1
+        (0x1010, b_type(0x1008 - 0x1010, 0, 4, 1)), // bne x4, x0, inner
+        (0x1014, r_type(0, 2, 5, 0, 5, 0x33)),      // add x5, x5, x2
+        (0x1018, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
+        (0x101c, b_type(0x1004 - 0x101c, 0, 3, 1)), // bne x3, x0, outer
+        (0x1020, 0x0000_0073),                      // ecall
+    ]);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     for limit in [200_000, 77_777, 16_385] {
         let run_tier = |tier: Tier| {
-            let mut plat = TestPlatform::new(&code, &data, false, false);
-            let mut hart = Hart::new();
-            hart.pc = CODE_BASE;
-            let mut engine = Engine::new(EngineConfig {
+            let config = EngineConfig {
                 tier,
                 ir: ALL_PASSES,
                 t2_threshold: 0,
                 // Re-optimisations compile before the run goes on: the same run every time.
                 deterministic: true,
                 ..EngineConfig::default()
-            });
-            engine.sample_every_region_exit();
-            engine.run(&mut hart, &mut plat, Some(limit));
-            (hart, engine)
+            };
+            run_from_start(
+                &code,
+                &data,
+                config,
+                limit,
+                Engine::sample_every_region_exit,
+            )
         };
         let (reference, _) = run_tier(Tier::Interp);
         if limit == 200_000 {

@@ -571,7 +571,7 @@ impl Engine {
             }
             // A block re-optimised on its own is left to its region (a fast one would
             // retire, see `Tier2::install`).
-            if first && self.t2.has_full_region(i) && opt == T2Opt::Fast {
+            if opt == T2Opt::Fast && self.t2.has_full_region(i) {
                 return None;
             }
             members.push((i, target_host, target));
@@ -622,13 +622,6 @@ impl Engine {
             .filter(|&(idx, host, _)| self.by_host.get(&host) == Some(&idx))
             .collect();
         let retired = self.t2.install(&f, &members);
-        if !retired.is_empty() {
-            for e in self.jump_cache.iter_mut() {
-                if retired.contains(&e.region) {
-                    *e = JumpEntry::EMPTY;
-                }
-            }
-        }
         // Tier 1's code for the block would bypass the region: it becomes a stub that calls
         // the region, so compiled code reaches the region without the run loop. Without
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
@@ -640,9 +633,10 @@ impl Engine {
             }
         }
         // Members need no such care: a jump-cache entry without a region is not settled while
-        // tier 2 is on, so the run loop looks the region up at the member's next entry.
+        // tier 2 is on, so the run loop looks the region up at the member's next entry. Entries
+        // of retired fast regions go too.
         for e in self.jump_cache.iter_mut() {
-            if e.block == f.block && e.host == f.host {
+            if (e.block == f.block && e.host == f.host) || retired.contains(&e.region) {
                 *e = JumpEntry::EMPTY;
             }
         }

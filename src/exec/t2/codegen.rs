@@ -1112,21 +1112,16 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let mut values = Vec::with_capacity(sources.len());
         for &r in sources {
-            let v = self
-                .b
-                .build_load(self.i64t, self.f_reg(r)?, "")?
-                .into_int_value();
-            if !double {
-                // A single must be NaN-boxed: upper half all ones.
-                let upper = self.b.build_right_shift(v, self.c64(32), false, "")?;
-                let boxed = self.b.build_int_compare(
-                    IntPredicate::EQ,
-                    upper,
-                    self.c64(0xffff_ffff),
-                    "boxed",
-                )?;
+            let v = if double {
+                self.b
+                    .build_load(self.i64t, self.f_reg(r)?, "")?
+                    .into_int_value()
+            } else {
+                // A single must be NaN-boxed.
+                let (v, boxed) = self.single(r)?;
                 ok = self.b.build_and(ok, boxed, "")?;
-            }
+                v
+            };
             values.push(v);
         }
         self.branch_unlikely(self.b.build_not(ok, "")?, slow, native)?;
@@ -1138,11 +1133,6 @@ impl<'ctx> Gen<'ctx, '_> {
             (self.context.f32_type(), self.i32t)
         };
         let to_float = |v: IntValue<'ctx>| -> Result<BasicMetadataValueEnum<'ctx>> {
-            let v = if double {
-                v
-            } else {
-                self.b.build_int_truncate(v, self.i32t, "")?
-            };
             Ok(self.b.build_bit_cast(v, fty, "")?.into())
         };
         let (code, constraints) = n.asm();

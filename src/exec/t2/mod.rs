@@ -153,8 +153,6 @@ pub struct Tier2 {
     /// Blocks whose fast region was asked to be compiled again with full optimisation, in
     /// this epoch.
     reoptimise_asked: AddrSet<u32>,
-    /// Re-optimisations pending.
-    reoptimising: usize,
     /// The blocks each installed fast region (by entry address) runs inside itself: its entry
     /// block and its members, in this epoch.
     fast_contents: AddrMap<usize, Vec<u32>>,
@@ -214,9 +212,14 @@ impl Tier2 {
     /// optimisation (asked once per epoch, one at a time).
     #[inline(always)]
     pub fn may_reoptimise(&self, idx: u32) -> bool {
-        self.reoptimising < MAX_REOPTIMISING
-            && self.regions.get(&idx).is_some_and(|r| r.opt == T2Opt::Fast)
+        self.regions.get(&idx).is_some_and(|r| r.opt == T2Opt::Fast)
             && !self.reoptimise_asked.contains(&idx)
+            && self
+                .pending
+                .values()
+                .filter(|p| p.ask == RegionAsk::Reoptimise)
+                .count()
+                < MAX_REOPTIMISING
     }
 
     /// Whether regions are being compiled in the background, or wait to be installed.
@@ -240,7 +243,6 @@ impl Tier2 {
                 };
             }
             self.pending.clear();
-            self.reoptimising = 0;
         }
         if self.worker.is_none() && !self.broken {
             match Worker::spawn() {
@@ -315,9 +317,6 @@ impl Tier2 {
             return None;
         }
         self.pending.insert(id, pending);
-        if ask == RegionAsk::Reoptimise {
-            self.reoptimising += 1;
-        }
         if !wait {
             return None;
         }
@@ -352,9 +351,6 @@ impl Tier2 {
 
     fn finish(&mut self, done: CompileDone) -> Option<Finished> {
         let p = self.pending.remove(&done.id)?;
-        if p.ask == RegionAsk::Reoptimise {
-            self.reoptimising -= 1;
-        }
         self.stats.compile_time += done.compile_time;
         self.stats.compile_times.push(done.compile_time);
         match done.result {
