@@ -124,7 +124,11 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         let _ = writeln!(out, "    entries from loop   {}", s.t1_entries);
         let _ = writeln!(out, "    chained (patched)   {}", s.t1_chained);
         let _ = writeln!(out, "    dispatched          {}", s.t1_dispatched);
-        let _ = writeln!(out, "    links patched       {}", j.links_patched);
+        let _ = writeln!(
+            out,
+            "    links patched       {} ({} exits guarded across pages)",
+            j.links_patched, j.cross_page_sites
+        );
     }
     let t2 = &s.t2;
     if t2.regions_compiled > 0 || t2.compile_failures > 0 || s.t2_entries > 0 {

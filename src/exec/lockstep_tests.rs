@@ -25,6 +25,9 @@ const DATA_PAGES: u32 = 3;
 const HOLE: u32 = DATA_BASE + DATA_PAGES * 0x1000;
 /// A page of MMIO: reads return a function of the address, writes are logged.
 const MMIO_BASE: u32 = 0x0002_0000;
+/// A store here maps the second code page to its alternate host page, if the platform has
+/// one ([`TestPlatform::alternate_code`]), and flushes the TLB (as `sfence.vma` would).
+const REMAP_MMIO: u32 = MMIO_BASE + 0xff0;
 
 /// A small machine: one code page, a few data pages, a hole, an MMIO page.
 struct TestPlatform {
@@ -41,6 +44,10 @@ struct TestPlatform {
     /// `flat_base + va` (code pages, data pages and the hole's filler), and the platform says
     /// so through `flat_host_base`.
     flat_base: Option<usize>,
+    /// Where `code` holds another page of code for guest page `CODE_BASE + 0x1000`, mapped
+    /// there after a store to [`REMAP_MMIO`] (`remapped`).
+    alternate_at: Option<usize>,
+    remapped: bool,
 }
 
 impl TestPlatform {
@@ -63,9 +70,12 @@ impl TestPlatform {
                 allow_misaligned,
                 trap: None,
                 flat_base: Some(flat_base),
+                alternate_at: None,
+                remapped: false,
             };
         }
-        let mut pages = vec![0u8; CODE_SIZE + 4096];
+        // The code pages, room for an alternate page, and slack to align them.
+        let mut pages = vec![0u8; CODE_SIZE + 2 * 4096];
         let code_at = pages.as_ptr().align_offset(4096);
         pages[code_at..code_at + code.len()].copy_from_slice(code);
         TestPlatform {
@@ -82,7 +92,19 @@ impl TestPlatform {
             mmio_writes: Vec::new(),
             allow_misaligned,
             trap: None,
+            alternate_at: None,
+            remapped: false,
         }
+    }
+
+    /// Give guest page `CODE_BASE + 0x1000` a second host page holding `page`, mapped instead
+    /// of the first once the guest stores to [`REMAP_MMIO`] (only for non-flat memory).
+    fn alternate_code(mut self, page: &[u8]) -> Self {
+        assert!(self.flat_base.is_none() && page.len() <= 4096);
+        let at = self.code_at + CODE_SIZE;
+        self.code[at..at + page.len()].copy_from_slice(page);
+        self.alternate_at = Some(at);
+        self
     }
 }
 
@@ -96,6 +118,18 @@ impl Platform for TestPlatform {
             Access::Write => Exception::StoreAccessFault,
             Access::Execute => Exception::InsnAccessFault,
         };
+        if let (Some(at), true) = (self.alternate_at, self.remapped) {
+            if va & !PAGE_MASK == CODE_BASE + 0x1000 {
+                let host = self
+                    .code
+                    .as_mut_ptr()
+                    .wrapping_add(at + (va & PAGE_MASK) as usize);
+                return Ok(Target::Ram {
+                    host,
+                    cacheable: true,
+                });
+            }
+        }
         if (CODE_BASE..CODE_BASE + CODE_SIZE as u32).contains(&va) {
             let offset = self.code_at + (va - CODE_BASE) as usize;
             let host = self.code.as_mut_ptr().wrapping_add(offset);
@@ -134,11 +168,15 @@ impl Platform for TestPlatform {
 
     fn mmio_write(
         &mut self,
-        _hart: &mut Hart,
+        hart: &mut Hart,
         paddr: u32,
         size: u32,
         value: u64,
     ) -> Result<(), Trap> {
+        if paddr == REMAP_MMIO && self.alternate_at.is_some() {
+            self.remapped = true;
+            hart.tlb.flush();
+        }
         self.mmio_writes.push((paddr, size, value));
         Ok(())
     }
@@ -737,8 +775,20 @@ fn run_with_fp(
     allow_misaligned: bool,
     fp: &RunSetup,
 ) -> Outcome {
+    let plat = TestPlatform::new(code, data, allow_misaligned, fp.flat);
+    run_on(plat, tier, ir, t2_opt, regs, fp)
+}
+
+/// Run on `plat` from `CODE_BASE` with `regs` and `fp` for at most 10 000 instructions.
+fn run_on(
+    mut plat: TestPlatform,
+    tier: Tier,
+    ir: IrOptions,
+    t2_opt: Option<T2Opt>,
+    regs: &[u32; 32],
+    fp: &RunSetup,
+) -> Outcome {
     let reoptimising = tier == Tier::T2 && t2_opt.is_none();
-    let mut plat = TestPlatform::new(code, data, allow_misaligned, fp.flat);
     let mut hart = Hart::new();
     hart.x = *regs;
     hart.x[0] = 0;
@@ -1119,6 +1169,61 @@ fn chained_jump_into_a_block_changed_by_a_store_is_unlinked() {
             "{name}"
         );
         assert!(other.code == interp.code, "{name}: code memory differs");
+    }
+}
+
+#[test]
+fn chained_jump_to_another_page_follows_a_remapping() {
+    // A loop in the first page jumps to code in the second page (chained under tier 1, behind
+    // a guard on the execute TLB) and back. Midway, the second page is mapped to another host
+    // page holding other code, and the TLB flushed: the next jump must run the new code, even
+    // once the TLB maps the page again (now to the new host page).
+    let mut code = vec![0u8; CODE_SIZE];
+    let mut put = |addr: u32, word: u32| {
+        let at = (addr - CODE_BASE) as usize;
+        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
+    };
+    put(0x1000, i_type(7, 0, 0, 3, 0x13)); // addi x3, x0, 7
+    put(0x1004, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37); // lui x6, page after REMAP_MMIO
+    put(0x1008, j_type(0x2000 - 0x1008, 0)); // j F (F runs once before L is compiled)
+    put(0x1100, j_type(0x2000 - 0x1100, 0)); // L: j F
+    put(0x1200, i_type(-1, 3, 0, 3, 0x13)); // R: addi x3, x3, -1
+    put(0x1204, i_type(3, 0, 0, 7, 0x13)); // addi x7, x0, 3
+    put(0x1208, b_type(8, 7, 3, 1)); // bne x3, x7, +8
+    put(0x120c, s_type(-0x10, 0, 6, 2)); // sw x0, -16(x6): remap the second page
+    put(0x1210, b_type(0x1100 - 0x1210, 0, 3, 1)); // bne x3, x0, L
+    put(0x1214, 0x0000_0073); // ecall
+    put(0x2000, i_type(1, 1, 0, 1, 0x13)); // F: addi x1, x1, 1
+    put(0x2004, j_type(0x1200 - 0x2004, 0)); // j R
+    let mut alternate = vec![0u8; 8];
+    alternate[..4].copy_from_slice(&i_type(100, 1, 0, 1, 0x13).to_le_bytes()); // addi x1, x1, 100
+    alternate[4..].copy_from_slice(&j_type(0x1200 - 0x2004, 0).to_le_bytes()); // j R
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let fp = RunSetup {
+        flat: false,
+        on: false,
+        f: [0; 32],
+        frm: 0,
+    };
+    let run = |tier, ir, t2_opt| {
+        let plat = TestPlatform::new(&code, &data, false, false).alternate_code(&alternate);
+        run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+    };
+    let interp = run(Tier::Interp, NO_PASSES, None);
+    assert_eq!(
+        interp.x[1],
+        4 + 3 * 100,
+        "the interpreter runs the new code after the remap"
+    );
+    assert_eq!(interp.trap.map(|t| t.2), Some(0x1214), "ended at the ecall");
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+        let other = run(tier, ir, t2_opt);
+        assert_eq!(other.x, interp.x, "{name}: registers");
+        assert_eq!(
+            (other.pc, other.instret, other.trap),
+            (interp.pc, interp.instret, interp.trap),
+            "{name}"
+        );
     }
 }
 

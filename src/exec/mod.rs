@@ -121,6 +121,7 @@ pub struct T1Stats {
     pub code_bytes: u64,
     pub compile_time: Duration,
     pub links_patched: u64,
+    pub cross_page_sites: u64,
     pub compile_failures: u64,
 }
 
@@ -475,10 +476,17 @@ impl Engine {
         }
         let b = &self.blocks[idx as usize];
         let (insns, host) = (&b.insns, b.host);
-        match self
-            .t1
-            .compile_block::<P>(idx, insns, pc, host, plat.flat_host_base(), &self.by_host)
-        {
+        match self.t1.compile_block::<P>(
+            idx,
+            insns,
+            pc,
+            host,
+            &t1::CompileEnv {
+                flat_base: plat.flat_host_base(),
+                by_host: &self.by_host,
+                exec_host: &|target| hart.tlb.lookup(target, crate::cpu::Access::Execute),
+            },
+        ) {
             Ok(code) => Ok(code),
             Err(t1::JitError::ArenaFull) => {
                 // Start over with empty code memory; this block runs interpreted once.

@@ -86,6 +86,19 @@ struct Link {
     linked: bool,
 }
 
+/// What a block's compile may know of the machine beyond the block.
+#[derive(Clone, Copy)]
+pub struct CompileEnv<'a> {
+    /// The platform's flat RAM base (`Platform::flat_host_base`).
+    pub flat_base: Option<usize>,
+    /// The engine's block index by host address, so direct exits to compiled blocks are
+    /// chained at once.
+    pub by_host: &'a AddrMap<usize, u32>,
+    /// Where the execute TLB maps a guest pc now: direct exits to other pages are chained
+    /// to the code found there, under a guard that the mapping still holds.
+    pub exec_host: &'a dyn Fn(u32) -> Option<usize>,
+}
+
 /// Tier-1 counters for `--stats`.
 #[derive(Clone, Debug, Default)]
 pub struct JitStats {
@@ -93,6 +106,8 @@ pub struct JitStats {
     pub code_bytes: u64,
     pub compile_time: Duration,
     pub links_patched: u64,
+    /// Direct exits to another page given a guarded chain site.
+    pub cross_page_sites: u64,
     pub compile_failures: u64,
 }
 
@@ -177,17 +192,20 @@ impl Jit {
     }
 
     /// Compile block `idx` (`insns` at guest `pc`, host address `host`) and keep its code;
-    /// returns the code's entry. `by_host` is the engine's block index by host address, so
-    /// direct exits to compiled blocks are chained at once.
+    /// returns the code's entry.
     pub fn compile_block<P: Platform + 'static>(
         &mut self,
         idx: u32,
         insns: &[Insn],
         pc: u32,
         host: usize,
-        flat_base: Option<usize>,
-        by_host: &AddrMap<usize, u32>,
+        env: &CompileEnv<'_>,
     ) -> Result<usize, JitError> {
+        let CompileEnv {
+            flat_base,
+            by_host,
+            exec_host,
+        } = *env;
         // The code table is read while chaining the new block's exits; `compile` does not
         // touch it, so lend it out for the call.
         let code = std::mem::take(&mut self.code);
@@ -198,7 +216,7 @@ impl Jit {
                 _ => None,
             }
         };
-        let result = self.compile::<P>(insns, pc, host, flat_base, compiled_at);
+        let result = self.compile::<P>(insns, pc, host, flat_base, compiled_at, exec_host);
         self.code = code;
         let compiled = result?;
         let entry = compiled.entry;
@@ -345,6 +363,8 @@ impl Jit {
     /// RAM is at host `flat_base + va` if it says so. `compiled_at(host)`
     /// tells where compiled code for the block at a host address is (its pc and entry), so
     /// direct exits to it are chained at once; exits waiting for this block are chained to it.
+    /// `exec_host(pc)` is where the execute TLB maps a pc now (exits to other pages are
+    /// chained under a guard that this still holds).
     fn compile<P: Platform + 'static>(
         &mut self,
         insns: &[Insn],
@@ -352,6 +372,7 @@ impl Jit {
         host: usize,
         flat_base: Option<usize>,
         compiled_at: impl Fn(usize) -> Option<(u32, usize)>,
+        exec_host: &dyn Fn(u32) -> Option<usize>,
     ) -> Result<Compiled, JitError> {
         let started = Instant::now();
         self.prepare::<P>()?;
@@ -359,17 +380,27 @@ impl Jit {
             return Err(JitError::ArenaFull); // not reachable: `prepare` made both
         };
         let base = arena.next_addr();
-        let code = BlockCompiler::new(base, stubs, helpers, pc, self.chaining, flat_base)
-            .compile(insns)
-            .map_err(|err| JitError::Assemble(err.to_string()))?;
+        let code = BlockCompiler::new(
+            base,
+            stubs,
+            helpers,
+            pc,
+            self.chaining,
+            flat_base,
+            exec_host,
+        )
+        .compile(insns)
+        .map_err(|err| JitError::Assemble(err.to_string()))?;
         let entry = arena.push(&code.code).ok_or(JitError::ArenaFull)?;
         debug_assert_eq!(entry, base);
         let mut targets = Vec::with_capacity(code.sites.len());
         for site in &code.sites {
-            // Chain sites lead to the block's own page (same translation): the target's host
-            // address follows from the offset.
-            let target_host =
-                host.wrapping_add(site.target.wrapping_sub(pc) as i32 as isize as usize);
+            // A site on the block's own page (same translation): the target's host address
+            // follows from the offset.
+            let target_host = site.target_host.unwrap_or_else(|| {
+                host.wrapping_add(site.target.wrapping_sub(pc) as i32 as isize as usize)
+            });
+            self.stats.cross_page_sites += site.target_host.is_some() as u64;
             let mut link = Link {
                 site: entry + site.offset,
                 target_pc: site.target,

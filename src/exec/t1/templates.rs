@@ -75,13 +75,27 @@ fn tlb_array(write: bool) -> i32 {
     (offset_of!(Hart, tlb) + arr) as i32
 }
 
-/// A direct exit that may be chained to another block on the same page.
+/// The tag and addend of the execute-TLB entry that maps `va` (`hart.tlb.exec`).
+fn exec_tlb_entry(va: u32) -> (Mem, Mem) {
+    let entry = offset_of!(Hart, tlb)
+        + offset_of!(Tlb, exec)
+        + Tlb::index(va) * std::mem::size_of::<TlbEntry>();
+    (
+        Mem::at(HART, (entry + offset_of!(TlbEntry, tag)) as i32),
+        Mem::at(HART, (entry + offset_of!(TlbEntry, addend)) as i32),
+    )
+}
+
+/// A direct exit that may be chained to another block.
 #[derive(Clone, Copy, Debug)]
 pub struct ChainSite {
     /// Offset of the patchable jump in the block's code.
     pub offset: usize,
     /// The guest pc it leaves to.
     pub target: u32,
+    /// For a target on another page: the host address it had when the block was compiled,
+    /// which a guard before the jump checks in the execute TLB. `None`: the block's own page.
+    pub target_host: Option<usize>,
 }
 
 /// Host registers that cache guest registers within a block, most used guest register first:
@@ -202,6 +216,9 @@ pub struct BlockCompiler<'a> {
     fma: bool,
     /// The platform maps all RAM flat at this host base (`Platform::flat_host_base`).
     flat_base: Option<usize>,
+    /// The host address a guest pc translates to for execution right now, if the execute TLB
+    /// has its page: where a direct exit to another page may be chained to.
+    exec_host: &'a dyn Fn(u32) -> Option<usize>,
 }
 
 /// What [`BlockCompiler::compile`] produced.
@@ -219,6 +236,7 @@ impl<'a> BlockCompiler<'a> {
         pc0: u32,
         chaining: bool,
         flat_base: Option<usize>,
+        exec_host: &'a dyn Fn(u32) -> Option<usize>,
     ) -> Self {
         BlockCompiler {
             e: Emitter::new(base),
@@ -239,6 +257,7 @@ impl<'a> BlockCompiler<'a> {
             fp_dirty_marked: false,
             fma: super::emit::has_fma(),
             written_exits: Vec::new(),
+            exec_host,
         }
     }
 
@@ -487,8 +506,31 @@ impl<'a> BlockCompiler<'a> {
         self.chain_checks();
         let same_page = target & !PAGE_MASK == self.pc0 & !PAGE_MASK;
         if self.chaining && same_page {
+            // The translation of the block's own page was checked when the block was entered.
             let offset = self.e.patchable_jmp();
-            self.sites.push(ChainSite { offset, target });
+            self.sites.push(ChainSite {
+                offset,
+                target,
+                target_host: None,
+            });
+        } else if let Some(host) = self.chaining.then(|| (self.exec_host)(target)).flatten() {
+            // Another page may be mapped elsewhere by the time this runs: the chained jump
+            // is guarded by the dispatcher's own test, the execute TLB mapping `target` to
+            // the host address the target's code was made for (tag, then addend).
+            let (tag, addend) = exec_tlb_entry(target);
+            self.e
+                .emit_alu32_mem_imm(Alu::Cmp, tag, target & !PAGE_MASK);
+            self.e.emit_jcc_abs(Cond::Ne, self.stubs.dispatch);
+            self.e
+                .emit_load_imm64(Reg::Rax, host.wrapping_sub(target as usize) as u64);
+            self.e.emit_cmp64_mem(Reg::Rax, addend);
+            self.e.emit_jcc_abs(Cond::Ne, self.stubs.dispatch);
+            let offset = self.e.patchable_jmp();
+            self.sites.push(ChainSite {
+                offset,
+                target,
+                target_host: Some(host),
+            });
         }
         self.e.emit_jmp_abs(self.stubs.dispatch);
     }
