@@ -367,6 +367,12 @@ struct RunArgs {
     /// Let misaligned loads and stores go to the host directly instead of trapping.
     #[arg(short = 'm', long)]
     allow_misaligned: bool,
+    /// Compiled code checks every load and store. Without it, a program whose code is all
+    /// user-level and that handles neither SIGSEGV nor SIGBUS runs with loads and stores that
+    /// go straight to guest memory, the host's page protection catching bad ones (fatal, as
+    /// the signal would be); stores into code are then seen at the next fence.i.
+    #[arg(long)]
+    checked_memory: bool,
     #[command(flatten)]
     engine: EngineArgs,
     /// Print engine statistics to stderr at exit.
@@ -486,6 +492,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         max_insns: args.max_insns,
         stats: args.stats,
         gdb: args.gdb.options(),
+        checked_memory: args.checked_memory,
     };
     Ok(rv32vm::user::run(opts)?)
 }

@@ -90,6 +90,7 @@ guest_tests! {
     fp_vectors => [], ExpectedEnd::Exit(0);
     signals => [], ExpectedEnd::Exit(0);
     killed_by_signal => [], ExpectedEnd::Signal(15);
+    segfault => [], ExpectedEnd::Signal(11);
     shared_mmap => ["scratch"], ExpectedEnd::Exit(0);
     procfs => ["scratch", "x", "y z", ""], ExpectedEnd::Exit(0);
     exec_host => ["scratch"], ExpectedEnd::Exit(5);

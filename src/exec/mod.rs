@@ -485,6 +485,7 @@ impl Engine {
                 flat_base: plat.flat_host_base(),
                 by_host: &self.by_host,
                 exec_host: &|target| hart.tlb.lookup(target, crate::cpu::Access::Execute),
+                unchecked: plat.unchecked_memory(),
             },
         ) {
             Ok(code) => Ok(code),
@@ -588,6 +589,7 @@ impl Engine {
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),
             flat: plat.flat_host_base().is_some(),
+            unchecked: plat.flat_host_base().is_some() && plat.unchecked_memory(),
             opt,
             // Under `--tier t2` every block needs a region before it runs: one that traced it
             // already serves, instead of a new one per block. A re-optimised region replaces

@@ -117,6 +117,16 @@ pub trait Platform {
         None
     }
 
+    /// Whether compiled code may load and store guest memory at `flat_host_base() + va` with no
+    /// check at all (neither the TLB tag nor alignment): the host pages carry the guest's
+    /// protections and the platform turns a host fault there into the guest's (fatal) fault.
+    /// Such stores also skip the check for pages holding code, so a store into code is seen
+    /// at the next `fence.i` (or flush), as the ISA allows, not at once. Compiled code depends
+    /// on the answer: a platform whose answer changes must have the engine's code flushed.
+    fn unchecked_memory(&self) -> bool {
+        false
+    }
+
     /// Whether blocks may run as compiled code (tier 1, tier 2). A platform that must see every
     /// block entry and every memory access (a debugger's) says no: the engine then interprets.
     const MAY_COMPILE: bool = true;

@@ -1166,10 +1166,25 @@ pub(super) fn read_file_into(
     va: u32,
     len: u32,
 ) -> Result<(), SysError> {
+    // The guest may have mapped the file without write access: open the host pages.
+    mem.fill_initial(va, len as u64, |mem| {
+        read_file_into_open(mem, host, offset, va, len)
+    })
+}
+
+/// [`read_file_into`] once the host pages are writable.
+fn read_file_into_open(
+    mem: &mut GuestMemory,
+    host: RawFd,
+    offset: u64,
+    va: u32,
+    len: u32,
+) -> Result<(), SysError> {
     let mut done = 0u32;
     while done < len {
         let dst = mem.host_ptr(va.wrapping_add(done));
-        // SAFETY: `[va, va+len)` was just mapped by the caller and lies inside the reservation.
+        // SAFETY: `[va, va+len)` was just mapped by the caller, lies inside the reservation
+        // and its host pages are writable (`fill_initial`).
         let n = unsafe {
             libc::pread(
                 host,

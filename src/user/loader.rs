@@ -23,6 +23,37 @@ pub struct LoadedImage {
     pub bias: u32,
 }
 
+/// Whether every executable segment of `elf` holds user-level code only: no xRET, WFI or
+/// SFENCE.VMA, and CSR instructions only for the FP and counter CSRs. Such a program cannot
+/// tell whether its loads and stores are checked one by one or by the host's page protection
+/// (see [`crate::exec::platform::Platform::unchecked_memory`]). A linear sweep: bytes that are
+/// data may decode as anything, which can only make the answer no.
+pub fn user_level_only(elf: &ElfFile) -> bool {
+    use crate::isa::{decode, Op};
+    let user_csr = |csr: u32| matches!(csr, 0x001..=0x003 | 0xc00..=0xc1f | 0xc80..=0xc9f);
+    elf.segments.iter().filter(|s| s.executable).all(|seg| {
+        let code = &seg.data;
+        let mut at = 0;
+        while at + 2 <= code.len() {
+            let mut word = [0u8; 4];
+            let n = (code.len() - at).min(4);
+            word[..n].copy_from_slice(&code[at..at + n]);
+            let insn = decode(u32::from_le_bytes(word));
+            match insn.op {
+                Op::Mret | Op::Sret | Op::Wfi | Op::SfenceVma => return false,
+                Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci
+                    if !user_csr(insn.imm as u32 & 0xfff) =>
+                {
+                    return false
+                }
+                _ => {}
+            }
+            at += if word[0] & 3 == 3 { 4 } else { 2 };
+        }
+        true
+    })
+}
+
 /// The image does not fit below `limit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LayoutError {
@@ -121,6 +152,49 @@ mod tests {
             dev: 0,
             inode: 0,
         })
+    }
+
+    #[test]
+    fn only_user_level_code_lets_memory_go_unchecked() {
+        let program = |words: &[u32]| {
+            let text = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let elf = ElfFile::parse(
+                &TestElf {
+                    text,
+                    ..TestElf::default()
+                }
+                .build(),
+            );
+            user_level_only(&elf.expect("valid"))
+        };
+        let (addi, ecall, c_nop_pair) = (0x0000_0013, 0x0000_0073, 0x0001_0001);
+        let frcsr = 0x0030_2573; // csrr a0, fcsr
+        let rdcycle = 0xc000_2573; // csrr a0, cycle
+        let rdtimeh = 0xc810_2573; // csrr a0, timeh
+        assert!(program(&[addi, frcsr, rdcycle, rdtimeh, c_nop_pair, ecall]));
+        for privileged in [
+            0x3020_0073u32, // mret
+            0x1020_0073,    // sret
+            0x1050_0073,    // wfi
+            0x1200_0073,    // sfence.vma
+            0x3000_2573,    // csrr a0, mstatus
+            0x1800_1073,    // csrw satp, x0
+            0x7b00_2573,    // csrr a0, dcsr
+        ] {
+            assert!(!program(&[addi, privileged, ecall]), "{privileged:#010x}");
+        }
+        // After a compressed instruction the sweep stays in step: 0x0001 then the mret.
+        let mut text = vec![0x01, 0x00];
+        text.extend(0x3020_0073u32.to_le_bytes());
+        let elf = ElfFile::parse(
+            &TestElf {
+                text,
+                ..TestElf::default()
+            }
+            .build(),
+        )
+        .expect("valid");
+        assert!(!user_level_only(&elf));
     }
 
     #[test]

@@ -2,6 +2,13 @@
 //! host mapping (guest address `va` lives at host `base + va`), with per-page guest permissions
 //! kept in a table. Only pages the guest mapped are accessible; every access from syscalls goes
 //! through the checked helpers here, so a bad guest pointer becomes EFAULT, never a host crash.
+//!
+//! The host pages carry the guest's protections too (unmapped: none; readable or executable:
+//! read; writable: read-write), and a guard past 4 GiB catches accesses that run off the end,
+//! so compiled code may access guest memory without checking it: a bad access faults on the
+//! host ([`super::host_fault`]). The emulator's own writes that ignore guest permissions (the
+//! loader, `/proc/self/mem`, reading a file into a private mapping) open the host pages for
+//! the write and close them again.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -13,6 +20,10 @@ use super::regions::{Mapping, RegionTable};
 
 /// Size of the guest address space reserved on the host.
 const SPACE_SIZE: usize = 1 << 32;
+/// Inaccessible host memory after the guest space: an access at the top of the guest space
+/// that runs past 4 GiB (an 8-byte load at 0xffff_fffc) faults there instead of touching
+/// whatever the host has mapped next.
+pub const GUARD_SIZE: usize = 64 << 10;
 /// Number of 4 KiB guest pages.
 const PAGE_COUNT: usize = 1 << 20;
 
@@ -67,19 +78,22 @@ pub struct GuestMemory {
     code_written: bool,
     /// What each mapping is (names for /proc/self/maps, host objects of shared mappings).
     regions: RegionTable,
+    /// See [`GuestMemory::has_execute_only_pages`].
+    execute_only_seen: std::cell::Cell<bool>,
 }
 
 impl GuestMemory {
-    /// Reserve the guest address space. Host pages are only backed when touched
-    /// (MAP_NORESERVE), so the reservation costs address space, not memory.
+    /// Reserve the guest address space (and the guard after it), all of it inaccessible until
+    /// mapped. Host pages are only backed when touched (MAP_NORESERVE), so the reservation
+    /// costs address space, not memory.
     pub fn new() -> io::Result<GuestMemory> {
         // SAFETY: an anonymous private mapping at a kernel-chosen address touches no existing
         // memory; the result is checked for MAP_FAILED before use.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                SPACE_SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
+                SPACE_SIZE + GUARD_SIZE,
+                libc::PROT_NONE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                 -1,
                 0,
@@ -95,7 +109,89 @@ impl GuestMemory {
             perms: vec![0u8; PAGE_COUNT].into_boxed_slice(),
             code_written: false,
             regions: RegionTable::default(),
+            execute_only_seen: std::cell::Cell::new(false),
         })
+    }
+
+    /// The host address range of the reservation, guard included: where a host fault is a
+    /// guest access.
+    pub fn host_range(&self) -> std::ops::Range<usize> {
+        let base = self.base.as_ptr() as usize;
+        base..base + SPACE_SIZE + GUARD_SIZE
+    }
+
+    /// Give the host pages of a page-aligned range the guest's protections (see the module
+    /// docs), or `open` them read-write for the emulator's own writes.
+    fn set_host_protection(&self, start: u32, len: u64, open: bool) {
+        let Some(r) = self.page_indices(start, len) else {
+            return;
+        };
+        let prot_of = |bits: u8| {
+            if open && bits & perm::NO_WRITE != 0 {
+                return libc::PROT_READ;
+            }
+            if open {
+                return libc::PROT_READ | libc::PROT_WRITE;
+            }
+            let mut prot = libc::PROT_NONE;
+            if bits & perm::MAPPED != 0 && bits & (perm::R | perm::X) != 0 {
+                prot |= libc::PROT_READ;
+            }
+            if bits & perm::MAPPED != 0 && bits & perm::W != 0 && bits & perm::NO_WRITE == 0 {
+                prot |= libc::PROT_READ | libc::PROT_WRITE;
+            }
+            prot
+        };
+        let execute_only =
+            |&bits: &u8| bits & (perm::MAPPED | perm::R | perm::X) == perm::MAPPED | perm::X;
+        if !open && self.perms[r.clone()].iter().any(execute_only) {
+            self.execute_only_seen.set(true);
+        }
+        let mut page = r.start;
+        while page < r.end {
+            let prot = prot_of(self.perms[page]);
+            let run = self.perms[page..r.end]
+                .iter()
+                .take_while(|&&bits| prot_of(bits) == prot)
+                .count();
+            // SAFETY: the pages lie inside our own reservation (`page_indices` checked the
+            // range); changing their protection touches no Rust object, and no Rust reference
+            // into guest memory is alive across a permission change (callers hold &mut self
+            // or are about to write through a raw pointer themselves).
+            let rc = unsafe {
+                libc::mprotect(
+                    self.host_ptr((page as u32) << 12).cast(),
+                    run * PAGE_SIZE as usize,
+                    prot,
+                )
+            };
+            if rc != 0 {
+                // Only possible for a shared mapping of a file not open for writing, which
+                // `prot_of` never opens for guest writes.
+                tracing::warn!(
+                    page = page << 12,
+                    error = %io::Error::last_os_error(),
+                    "cannot set host page protection"
+                );
+            }
+            page += run;
+        }
+    }
+
+    /// The host pages of `[va, va+len)` made writable for `write`, then given the guest's
+    /// protections back. The range must be below 4 GiB.
+    fn with_open_host_pages<T>(
+        &mut self,
+        va: u32,
+        len: u64,
+        write: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let start = va & !PAGE_MASK;
+        let span = va as u64 - start as u64 + len;
+        self.set_host_protection(start, span, true);
+        let result = write(self);
+        self.set_host_protection(start, span, false);
+        result
     }
 
     /// Host address of guest address `va`. Always inside the reservation (any u32 is).
@@ -121,6 +217,13 @@ impl GuestMemory {
     pub fn is_mapped(&self, start: u32, len: u64) -> bool {
         self.page_indices(start, len)
             .is_some_and(|r| self.perms[r].iter().all(|&p| p & perm::MAPPED != 0))
+    }
+
+    /// True if a page was ever mapped executable but not readable (the host page must stay
+    /// readable for instruction fetch, so the host cannot catch a guest load from it). Never
+    /// forgotten: such programs are rare, and a scan of the page table per question is not.
+    pub fn has_execute_only_pages(&self) -> bool {
+        self.execute_only_seen.get()
     }
 
     /// True if some page of `[start, start+len)` is mapped executable.
@@ -159,9 +262,12 @@ impl GuestMemory {
         if rc != 0 && !self.any_shared(start, len) {
             // Cannot really fail on our own anonymous mapping; zero by hand if it does.
             tracing::warn!(start, len, "madvise(MADV_DONTNEED) failed; zeroing");
-            // SAFETY: same range as above, inside the reservation and writable on the host
-            // (no page of it is a shared mapping, so all of it is the private reservation).
-            unsafe { std::ptr::write_bytes(self.host_ptr(start), 0, len as usize) };
+            // SAFETY: same range as above, inside the reservation and opened for writing on
+            // the host (no page of it is a shared mapping, so all of it is the private
+            // reservation).
+            self.with_open_host_pages(start, len, |m| unsafe {
+                std::ptr::write_bytes(m.host_ptr(start), 0, len as usize)
+            });
         }
     }
 
@@ -225,6 +331,7 @@ impl GuestMemory {
         };
         self.release(start, len);
         self.perms[r].fill((perms & perm::ACCESS) | perm::MAPPED);
+        self.set_host_protection(start, len, false);
         self.regions
             .insert(start as u64..start as u64 + len, mapping);
     }
@@ -269,6 +376,7 @@ impl GuestMemory {
             // A failed MAP_FIXED may have unmapped the range already: put memory back.
             self.restore_private(start, len);
             self.perms[r].fill(0);
+            self.set_host_protection(start, len, false);
             self.regions.remove(start as u64..start as u64 + len);
             return Err(error);
         }
@@ -277,6 +385,7 @@ impl GuestMemory {
             bits |= perm::NO_WRITE;
         }
         self.perms[r].fill(bits);
+        self.set_host_protection(start, len, false);
         self.regions
             .insert(start as u64..start as u64 + len, mapping);
         Ok(())
@@ -289,6 +398,7 @@ impl GuestMemory {
         };
         self.release(start, len);
         self.perms[r].fill(0);
+        self.set_host_protection(start, len, false);
         self.regions.remove(start as u64..start as u64 + len);
     }
 
@@ -311,6 +421,7 @@ impl GuestMemory {
         for p in &mut self.perms[r] {
             *p = (*p & !perm::ACCESS) | (perms & perm::ACCESS);
         }
+        self.set_host_protection(start, len, false);
         Ok(())
     }
 
@@ -444,9 +555,11 @@ impl GuestMemory {
         if va as u64 + data.len() as u64 > 1 << 32 {
             return;
         }
-        // SAFETY: the range is inside the reservation, which is host-writable; no reference into
-        // guest memory is alive (we hold &mut self).
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.host_ptr(va), data.len()) };
+        // SAFETY: the range is inside the reservation, opened for writing on the host; no
+        // reference into guest memory is alive (we hold &mut self).
+        self.with_open_host_pages(va, data.len() as u64, |m| unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), m.host_ptr(va), data.len())
+        });
     }
 
     /// How many bytes from `va` on (at most `len`) lie in pages that pass `ok`.
@@ -467,10 +580,15 @@ impl GuestMemory {
     /// number of bytes copied into `buf`.
     pub fn read_forced(&self, va: u32, buf: &mut [u8]) -> usize {
         let n = self.run_of_pages(va, buf.len(), |p| p & perm::MAPPED != 0);
+        // Pages the guest may not read have no host access either: open them for the copy.
+        let start = va & !PAGE_MASK;
+        let span = va as u64 - start as u64 + n as u64;
+        self.set_host_protection(start, span, true);
         // SAFETY: `[va, va+n)` lies in mapped pages below 4 GiB, inside the reservation; each
-        // is host-readable (private reservation memory, or a shared mapping, which is always
-        // mapped with host PROT_READ).
+        // is host-readable now (private reservation memory, or a shared mapping, which is
+        // always mapped with at least host PROT_READ).
         unsafe { std::ptr::copy_nonoverlapping(self.host_ptr(va), buf.as_mut_ptr(), n) };
+        self.set_host_protection(start, span, false);
         n
     }
 
@@ -488,11 +606,19 @@ impl GuestMemory {
             }
         }
         // SAFETY: `[va, va+n)` lies in mapped pages below 4 GiB, inside the reservation; each
-        // is host-writable: private pages are reservation memory (always read-write on the
-        // host), and a shared page the guest may write was mapped with host PROT_WRITE
-        // (NO_WRITE pages never get the guest W bit).
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.host_ptr(va), n) };
+        // is opened for writing on the host: private pages are reservation memory, and a
+        // shared page the guest may write was mapped with host PROT_WRITE (NO_WRITE pages
+        // never get the guest W bit).
+        self.with_open_host_pages(va, n as u64, |m| unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), m.host_ptr(va), n)
+        });
         n
+    }
+
+    /// Fill `[va, va+len)` (mapped, below 4 GiB) with `fill`, whatever the guest's
+    /// permissions (a private file mapping read from its file).
+    pub fn fill_initial<T>(&mut self, va: u32, len: u64, fill: impl FnOnce(&mut Self) -> T) -> T {
+        self.with_open_host_pages(va, len, fill)
     }
 
     /// Read a little-endian u32.
@@ -584,12 +710,20 @@ impl GuestMemory {
                 len,
                 "host mremap failed; copying (a shared mapping becomes a private copy)"
             );
-            // SAFETY: both ranges are inside the reservation and disjoint; the destination
-            // was just made private read-write memory by unmap(); the source is host-readable
-            // (private reservation, or a shared mapping that is at least readable).
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.host_ptr(old), self.host_ptr(new), len as usize)
-            };
+            self.with_open_host_pages(old, len, |m| {
+                m.with_open_host_pages(new, len, |m| {
+                    // SAFETY: both ranges are inside the reservation and disjoint, and opened
+                    // for reading and writing on the host; the destination was just made
+                    // private memory by unmap().
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            m.host_ptr(old),
+                            m.host_ptr(new),
+                            len as usize,
+                        )
+                    }
+                })
+            });
             self.release(old, len);
             for p in &mut perms {
                 *p &= !(perm::SHARED | perm::NO_WRITE);
@@ -600,6 +734,8 @@ impl GuestMemory {
         }
         self.perms[src].fill(0);
         self.perms[dst].copy_from_slice(&perms);
+        self.set_host_protection(old, len, false);
+        self.set_host_protection(new, len, false);
         self.regions.remove(old as u64..old as u64 + len);
         for (range, mapping) in described {
             let at = range.start - old as u64 + new as u64;
@@ -611,11 +747,11 @@ impl GuestMemory {
 
 impl Drop for GuestMemory {
     fn drop(&mut self) {
-        // SAFETY: `base` came from our mmap of SPACE_SIZE bytes and is unmapped exactly once,
+        // SAFETY: `base` came from our mmap of SPACE_SIZE + GUARD_SIZE bytes and is unmapped exactly once,
         // here; nothing can use it afterwards (the hart TLB of a finished run is not used again:
         // the process owns both and drops them together).
         unsafe {
-            libc::munmap(self.base.as_ptr().cast(), SPACE_SIZE);
+            libc::munmap(self.base.as_ptr().cast(), SPACE_SIZE + GUARD_SIZE);
         }
     }
 }
@@ -625,6 +761,52 @@ mod tests {
     use super::super::regions::SharedObject;
     use super::*;
     use std::os::fd::OwnedFd;
+
+    /// The host protection of the host page at `addr`, as /proc/self/maps shows it ("rw-").
+    fn host_protection_at(addr: usize) -> String {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("maps");
+        maps.lines()
+            .find_map(|line| {
+                let (range, rest) = line.split_once(' ')?;
+                let (lo, hi) = range.split_once('-')?;
+                let (lo, hi) = (
+                    usize::from_str_radix(lo, 16).ok()?,
+                    usize::from_str_radix(hi, 16).ok()?,
+                );
+                (lo..hi).contains(&addr).then(|| rest[..3].to_string())
+            })
+            .expect("address mapped")
+    }
+
+    #[test]
+    fn host_pages_carry_the_guest_protections() {
+        let mut m = GuestMemory::new().expect("reserve");
+        let at = |m: &GuestMemory, va: u32| host_protection_at(m.host_ptr(va) as usize);
+        assert_eq!(at(&m, 0x1000), "---", "unmapped");
+        m.map(0x1000, 0x3000, perm::R | perm::W);
+        assert_eq!(m.protect(0x2000, 0x1000, perm::R), Ok(()));
+        assert_eq!(m.protect(0x3000, 0x1000, perm::X), Ok(()));
+        assert_eq!(at(&m, 0x1000), "rw-");
+        assert_eq!(at(&m, 0x2000), "r--");
+        assert_eq!(at(&m, 0x3000), "r--", "executable: readable for fetch");
+        assert!(m.has_execute_only_pages());
+        // The emulator's own writes open the pages and close them again.
+        m.write_initial(0x2ffe, b"abcd");
+        assert_eq!(m.write_forced(0x2000, b"x"), 1);
+        assert_eq!(at(&m, 0x2000), "r--");
+        assert_eq!(at(&m, 0x3000), "r--");
+        assert_eq!(m.slice(0x2ffe, 2).expect("readable"), b"ab");
+        let mut buf = [0u8; 2];
+        assert_eq!(m.read_forced(0x3000, &mut buf), 2);
+        assert_eq!(&buf, b"cd");
+        m.unmap(0x1000, 0x3000);
+        assert_eq!(at(&m, 0x2000), "---");
+        // Past 4 GiB: the guard.
+        assert_eq!(
+            host_protection_at(m.host_ptr(0xffff_fffc) as usize + 8),
+            "---"
+        );
+    }
 
     #[test]
     fn permissions_are_enforced() {

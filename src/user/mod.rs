@@ -20,6 +20,7 @@
 //! | [`TASK_SIZE`] .. 4 GiB | never mapped (the kernel's half on Linux) |
 
 mod fs;
+pub mod host_fault;
 mod loader;
 mod mem;
 mod misaligned;
@@ -82,6 +83,9 @@ pub struct UserOptions {
     pub stats: bool,
     /// Serve gdb (`--gdb`).
     pub gdb: Option<crate::gdb::GdbOptions>,
+    /// `--checked-memory`: compiled code checks every load and store even when the program
+    /// would let it skip the checks.
+    pub checked_memory: bool,
 }
 
 impl Default for UserOptions {
@@ -94,6 +98,7 @@ impl Default for UserOptions {
             max_insns: None,
             stats: false,
             gdb: None,
+            checked_memory: false,
         }
     }
 }
@@ -198,6 +203,13 @@ pub struct Process {
     flush_code: bool,
     /// This host process was forked by the guest (its parent is a guest process).
     forked: bool,
+    /// The program holds user-level code only ([`loader::user_level_only`]).
+    user_level_code: bool,
+    /// `--checked-memory`: never let compiled code skip memory checks.
+    checked_memory: bool,
+    /// What [`Platform::unchecked_memory`] answered last: compiled code depends on it, so
+    /// a change flushes it.
+    unchecked: bool,
 }
 
 impl Process {
@@ -230,13 +242,30 @@ impl Process {
             thread_name: name_of(path),
             flush_code: false,
             forked: false,
+            user_level_code: image.user_level_code,
+            checked_memory: opts.checked_memory,
+            unchecked: false,
         };
+        let mut process = process;
+        process.unchecked = process.may_skip_memory_checks();
         Ok((process, hart))
     }
 
     /// The current program break.
     pub fn brk(&self) -> u32 {
         self.brk.current
+    }
+
+    /// Whether compiled code may skip memory checks now (see
+    /// [`Platform::unchecked_memory`]): a program of user-level code that has no handler for
+    /// the signals a bad access raises (so such an access can only kill it, see
+    /// [`host_fault`]) and no execute-only page (readable on the host, where the guest may
+    /// not read it).
+    fn may_skip_memory_checks(&self) -> bool {
+        self.user_level_code
+            && !self.checked_memory
+            && !self.signals.handles_faults()
+            && !self.mem.has_execute_only_pages()
     }
 }
 
@@ -256,6 +285,8 @@ pub(crate) struct LoadedProgram {
     entry: u32,
     sp: u32,
     brk: u32,
+    /// [`loader::user_level_only`] of the program.
+    user_level_code: bool,
 }
 
 impl LoadedProgram {
@@ -292,6 +323,8 @@ pub(crate) fn load_program(
         source,
     })?;
     let mut mem = GuestMemory::new().map_err(UserError::Reserve)?;
+    host_fault::watch(mem.host_range());
+    let user_level_code = loader::user_level_only(&elf);
     let file = Rc::new(program_file_id(path));
     let image =
         loader::load(&mut mem, &elf, &file, PIE_BASE, MMAP_TOP).map_err(|e| UserError::Layout {
@@ -348,6 +381,7 @@ pub(crate) fn load_program(
         entry: image.entry,
         sp,
         brk: image.end,
+        user_level_code,
     })
 }
 
@@ -428,6 +462,13 @@ impl Platform for Process {
             Some(EcallFromU) => {
                 self.flush_code = false;
                 self.syscall(hart)?;
+                // A new program, a fault handler, an execute-only mapping: compiled code
+                // made under the other answer must go.
+                let unchecked = self.may_skip_memory_checks();
+                if unchecked != self.unchecked {
+                    self.unchecked = unchecked;
+                    self.flush_code = true;
+                }
                 let flush = std::mem::take(&mut self.flush_code) | self.mem.take_code_written();
                 Ok(if flush {
                     Resume::FlushCode
@@ -517,6 +558,10 @@ impl Platform for Process {
     fn flat_host_base(&self) -> Option<usize> {
         // `translate` maps every page through `host_ptr`, which is `base + va`.
         Some(self.mem.host_ptr(0) as usize)
+    }
+
+    fn unchecked_memory(&self) -> bool {
+        self.unchecked
     }
 }
 

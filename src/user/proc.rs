@@ -210,6 +210,7 @@ impl Process {
             current: image.brk,
         };
         self.mem = image.mem;
+        self.user_level_code = image.user_level_code;
         self.fds.close_on_exec();
         self.reset_signals_for_exec();
         self.exe_path = std::fs::canonicalize(&program).unwrap_or(program);

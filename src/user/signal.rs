@@ -392,6 +392,14 @@ impl SignalState {
     }
 
     /// The action of `signo`.
+    /// Whether the guest has a handler for SIGSEGV or SIGBUS (a bad memory access would run it
+    /// rather than kill the process).
+    pub fn handles_faults(&self) -> bool {
+        [sig::SIGSEGV, sig::SIGBUS]
+            .iter()
+            .any(|&signo| !matches!(self.action(signo).handler, SIG_DFL | SIG_IGN))
+    }
+
     pub fn action(&self, signo: i32) -> SigAction {
         self.actions
             .get(signo as usize)

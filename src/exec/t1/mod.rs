@@ -97,6 +97,8 @@ pub struct CompileEnv<'a> {
     /// Where the execute TLB maps a guest pc now: direct exits to other pages are chained
     /// to the code found there, under a guard that the mapping still holds.
     pub exec_host: &'a dyn Fn(u32) -> Option<usize>,
+    /// Loads and stores need no check (`Platform::unchecked_memory`, with `flat_base`).
+    pub unchecked: bool,
 }
 
 /// Tier-1 counters for `--stats`.
@@ -205,6 +207,7 @@ impl Jit {
             flat_base,
             by_host,
             exec_host,
+            unchecked,
         } = *env;
         // The code table is read while chaining the new block's exits; `compile` does not
         // touch it, so lend it out for the call.
@@ -216,7 +219,11 @@ impl Jit {
                 _ => None,
             }
         };
-        let result = self.compile::<P>(insns, pc, host, flat_base, compiled_at, exec_host);
+        let memory = templates::MemoryAccess {
+            flat_base,
+            unchecked,
+        };
+        let result = self.compile::<P>(insns, pc, host, memory, compiled_at, exec_host);
         self.code = code;
         let compiled = result?;
         let entry = compiled.entry;
@@ -360,7 +367,8 @@ impl Jit {
     }
 
     /// Compile the block of `insns` at guest `pc`, host address `host`, for a platform whose
-    /// RAM is at host `flat_base + va` if it says so. `compiled_at(host)`
+    /// RAM is at host `flat_base + va` if it says so (and whose accesses need no check, if
+    /// `unchecked`: `memory` is both). `compiled_at(host)`
     /// tells where compiled code for the block at a host address is (its pc and entry), so
     /// direct exits to it are chained at once; exits waiting for this block are chained to it.
     /// `exec_host(pc)` is where the execute TLB maps a pc now (exits to other pages are
@@ -370,7 +378,7 @@ impl Jit {
         insns: &[Insn],
         pc: u32,
         host: usize,
-        flat_base: Option<usize>,
+        memory: templates::MemoryAccess,
         compiled_at: impl Fn(usize) -> Option<(u32, usize)>,
         exec_host: &dyn Fn(u32) -> Option<usize>,
     ) -> Result<Compiled, JitError> {
@@ -380,17 +388,9 @@ impl Jit {
             return Err(JitError::ArenaFull); // not reachable: `prepare` made both
         };
         let base = arena.next_addr();
-        let code = BlockCompiler::new(
-            base,
-            stubs,
-            helpers,
-            pc,
-            self.chaining,
-            flat_base,
-            exec_host,
-        )
-        .compile(insns)
-        .map_err(|err| JitError::Assemble(err.to_string()))?;
+        let code = BlockCompiler::new(base, stubs, helpers, pc, self.chaining, memory, exec_host)
+            .compile(insns)
+            .map_err(|err| JitError::Assemble(err.to_string()))?;
         let entry = arena.push(&code.code).ok_or(JitError::ArenaFull)?;
         debug_assert_eq!(entry, base);
         let mut targets = Vec::with_capacity(code.sites.len());

@@ -86,6 +86,15 @@ fn exec_tlb_entry(va: u32) -> (Mem, Mem) {
     )
 }
 
+/// How a block's loads and stores reach guest memory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryAccess {
+    /// The platform maps all RAM flat at this host base (`Platform::flat_host_base`).
+    pub flat_base: Option<usize>,
+    /// With `flat_base`: no check at all (`Platform::unchecked_memory`).
+    pub unchecked: bool,
+}
+
 /// A direct exit that may be chained to another block.
 #[derive(Clone, Copy, Debug)]
 pub struct ChainSite {
@@ -219,6 +228,9 @@ pub struct BlockCompiler<'a> {
     /// The host address a guest pc translates to for execution right now, if the execute TLB
     /// has its page: where a direct exit to another page may be chained to.
     exec_host: &'a dyn Fn(u32) -> Option<usize>,
+    /// Loads and stores go straight to `flat_base + va`, unchecked
+    /// (`Platform::unchecked_memory`).
+    unchecked: bool,
 }
 
 /// What [`BlockCompiler::compile`] produced.
@@ -235,9 +247,13 @@ impl<'a> BlockCompiler<'a> {
         helpers: &'a Helpers,
         pc0: u32,
         chaining: bool,
-        flat_base: Option<usize>,
+        memory: MemoryAccess,
         exec_host: &'a dyn Fn(u32) -> Option<usize>,
     ) -> Self {
+        let MemoryAccess {
+            flat_base,
+            unchecked,
+        } = memory;
         BlockCompiler {
             e: Emitter::new(base),
             stubs,
@@ -258,6 +274,7 @@ impl<'a> BlockCompiler<'a> {
             fma: super::emit::has_fma(),
             written_exits: Vec::new(),
             exec_host,
+            unchecked: unchecked && flat_base.is_some(),
         }
     }
 
@@ -747,7 +764,8 @@ impl<'a> BlockCompiler<'a> {
         if same_alignment {
             // Checks first, so the slow path starts from the unit's entry state.
             self.address(unit[0].rs1, min);
-            if span > 4 {
+            // Unchecked, a run that crosses into an inaccessible page faults on the host.
+            if span > 4 && !self.unchecked {
                 self.e.emit_mov(Reg::Rax, Reg::Rsi);
                 self.e.emit_alu32_imm32(Alu::And, Reg::Rax, PAGE_MASK);
                 self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, 0x1000 - span);
@@ -1108,6 +1126,13 @@ impl<'a> BlockCompiler<'a> {
     /// holds the addend; otherwise jump to `slow`. The alignment test is part of the tag
     /// compare (the address keeps its low bits, which no tag has), so it costs nothing.
     fn tlb_check(&mut self, size: u32, write: bool, slow: Label) {
+        if let (true, Some(base)) = (self.unchecked, self.flat_base) {
+            // No check at all: the host's page protection catches a bad access, and x86
+            // performs a misaligned one as user mode's emulation would. `slow` stays
+            // unreachable.
+            self.e.emit_load_imm64(Reg::Rdx, base as u64);
+            return;
+        }
         let va = Reg::Rsi;
         // rax = index * sizeof(TlbEntry): the entry is at hart + rax + the array's offset.
         let entry_size = std::mem::size_of::<TlbEntry>() as u32;

@@ -56,6 +56,9 @@ pub struct CodegenEnv {
     pub helpers: Helpers,
     /// Guest `va` is at host `RunState::flat_base + va` for every cacheable RAM page.
     pub flat: bool,
+    /// With `flat`: loads and stores go straight to `flat_base + va`, unchecked
+    /// (`Platform::unchecked_memory`).
+    pub unchecked: bool,
     /// How hard LLVM works on each region.
     pub opt: T2Opt,
     /// The region may be entered at any of its blocks (`hart.pc` says which), so a block
@@ -986,8 +989,14 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let (fs_on, mstatus) = self.fp_enabled()?;
         let va = self.guest_va(i)?;
-        let (entry, hit) = self.tlb_probe(va, size, write)?;
-        let ok = self.b.build_and(fs_on, hit, "")?;
+        let unchecked = self.unchecked_address(va)?;
+        let (ok, entry) = match unchecked {
+            Some(_) => (fs_on, None),
+            None => {
+                let (entry, hit) = self.tlb_probe(va, size, write)?;
+                (self.b.build_and(fs_on, hit, "")?, Some(entry))
+            }
+        };
         let (fast, slow, done) = (
             self.new_bb("fpm_fast"),
             self.new_bb("fpm_slow"),
@@ -995,7 +1004,11 @@ impl<'ctx> Gen<'ctx, '_> {
         );
         self.b.build_conditional_branch(ok, fast, slow)?;
         self.b.position_at_end(fast);
-        let host = self.host_address(entry, va)?;
+        let (host, align) = match (unchecked, entry) {
+            (Some(host), _) => (host, 1),
+            (None, Some(entry)) => (self.host_address(entry, va)?, size),
+            (None, None) => unreachable!("an entry whenever the access is checked"),
+        };
         let ty = ty_of(self.context, size);
         if write {
             let v = self
@@ -1004,9 +1017,15 @@ impl<'ctx> Gen<'ctx, '_> {
                 .into_int_value();
             let v = self.b.build_int_truncate_or_bit_cast(v, ty, "")?;
             // Pages holding code have no write entries, so this never changes code.
-            self.store_aligned(host, v, size)?;
+            self.store_aligned(host, v, align)?;
         } else {
-            let raw = self.load_aligned(ty, host, size)?;
+            let raw = self.load_aligned(ty, host, align)?;
+            if unchecked.is_some() {
+                // As for integer loads: it must fault even if its value dies.
+                if let Some(inst) = raw.as_instruction_value() {
+                    let _ = inst.set_volatile(true);
+                }
+            }
             self.write_f(i.rd, raw, mstatus)?;
         }
         self.b.build_unconditional_branch(done)?;
@@ -1051,25 +1070,42 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_int_add(self.reg(i.rs1)?, self.c32(i.imm as u32), "va")?)
     }
 
-    /// A load of `ty` from `host`, aligned to `size` (the fast path checked the alignment).
+    /// A load of `ty` from `host`, aligned to `align` bytes (the access's size where the fast
+    /// path checked the alignment, 1 where it did not).
     fn load_aligned(
         &self,
         ty: IntType<'ctx>,
         host: PointerValue<'ctx>,
-        size: u32,
+        align: u32,
     ) -> Result<IntValue<'ctx>> {
         let raw = self.b.build_load(ty, host, "")?;
         if let Some(inst) = raw.as_instruction_value() {
-            let _ = inst.set_alignment(size);
+            let _ = inst.set_alignment(align);
         }
         Ok(raw.into_int_value())
     }
 
-    /// A store of `v` to `host`, aligned to `size` (the fast path checked the alignment).
-    fn store_aligned(&self, host: PointerValue<'ctx>, v: IntValue<'ctx>, size: u32) -> Result<()> {
+    /// A store of `v` to `host`, aligned to `align` bytes (as in [`Self::load_aligned`]).
+    fn store_aligned(&self, host: PointerValue<'ctx>, v: IntValue<'ctx>, align: u32) -> Result<()> {
         let st = self.b.build_store(host, v)?;
-        let _ = st.set_alignment(size);
+        let _ = st.set_alignment(align);
         Ok(())
+    }
+
+    /// The host address of `va` when accesses need no check (`CodegenEnv::unchecked`): the
+    /// host's page protection catches a bad one, and x86 performs a misaligned one as user
+    /// mode's emulation would.
+    fn unchecked_address(&self, va: IntValue<'ctx>) -> Result<Option<PointerValue<'ctx>>> {
+        let Some(base) = self.flat_base.filter(|_| self.env.unchecked) else {
+            return Ok(None);
+        };
+        let va64 = self.b.build_int_z_extend(va, self.i64t, "")?;
+        let host = self.b.build_int_add(va64, base, "")?;
+        Ok(Some(self.b.build_int_to_ptr(
+            host,
+            self.hart.get_type(),
+            "host",
+        )?))
     }
 
     /// The hart's `f[r]`.
@@ -1436,6 +1472,16 @@ impl<'ctx> Gen<'ctx, '_> {
     fn load(&mut self, i: &Insn, width: u8, signed: bool, pc: u32, index: u64) -> Result<()> {
         let size = width as u32;
         let va = self.guest_va(i)?;
+        if let Some(host) = self.unchecked_address(va)? {
+            let raw = self.load_aligned(ty_of(self.context, size), host, 1)?;
+            // Volatile: a load whose value is never used (rd = x0, or overwritten) must still
+            // fault where the guest's would, so LLVM may not drop it.
+            if let Some(inst) = raw.as_instruction_value() {
+                let _ = inst.set_volatile(true);
+            }
+            let v = self.widen(raw, signed)?;
+            return self.set_reg(i.rd, v);
+        }
         let (entry, hit) = self.tlb_probe(va, size, false)?;
         let (fast, slow, done) = (
             self.new_bb("ld_fast"),
@@ -1513,6 +1559,12 @@ impl<'ctx> Gen<'ctx, '_> {
         let size = width as u32;
         let va = self.guest_va(i)?;
         let value = self.reg(i.rs2)?;
+        if let Some(host) = self.unchecked_address(va)? {
+            let narrow =
+                self.b
+                    .build_int_truncate_or_bit_cast(value, ty_of(self.context, size), "")?;
+            return self.store_aligned(host, narrow, 1);
+        }
         let (entry, hit) = self.tlb_probe(va, size, true)?;
         let (fast, slow, done) = (
             self.new_bb("st_fast"),
@@ -1824,6 +1876,7 @@ mod tests {
         let env = CodegenEnv {
             helpers: Helpers::for_platform::<crate::machine::system::System>(),
             flat: false,
+            unchecked: false,
             opt: T2Opt::Fast,
             multi_entry: false,
         };
