@@ -1227,6 +1227,62 @@ fn chained_jump_to_another_page_follows_a_remapping() {
     }
 }
 
+#[test]
+fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
+    // A block that loops on itself computing with doubles (inexact results): tier 1 keeps
+    // MXCSR's flags pending across the back edge; fflags, read after the loop, and FS must be
+    // the interpreter's.
+    let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
+    let mut code = vec![0u8; CODE_SIZE];
+    let words = [
+        fp_op(0x01, 2, 1, 1),      // fadd.d f1, f1, f2
+        fp_op(0x09, 4, 1, 3),      // fmul.d f3, f1, f4
+        fp_op(0x0d, 6, 3, 5),      // fdiv.d f5, f3, f6
+        i_type(-1, 5, 0, 5, 0x13), // addi x5, x5, -1
+        b_type(-16, 0, 5, 1),      // bne x5, x0, start
+        i_type(1, 0, 2, 6, 0x73),  // csrrs x6, fflags, x0
+        0x0000_0073,               // ecall
+    ];
+    for (i, w) in words.iter().enumerate() {
+        code[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let mut f = [0u64; 32];
+    f[1] = 1.0f64.to_bits();
+    f[2] = 0.1f64.to_bits();
+    f[4] = 3.0f64.to_bits();
+    f[6] = 7.0f64.to_bits();
+    let fp = RunSetup {
+        flat: false,
+        on: true,
+        f,
+        frm: 0,
+    };
+    let mut regs = [0u32; 32];
+    regs[5] = 50;
+    let run = |tier, ir, t2_opt| {
+        let plat = TestPlatform::new(&code, &data, false, false);
+        run_on(plat, tier, ir, t2_opt, &regs, &fp)
+    };
+    let interp = run(Tier::Interp, NO_PASSES, None);
+    assert_eq!(
+        interp.trap.map(|t| t.2),
+        Some(CODE_BASE + 24),
+        "ended at the ecall"
+    );
+    assert_ne!(interp.x[6], 0, "the loop raised flags (inexact)");
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+        let other = run(tier, ir, t2_opt);
+        assert_eq!(other.x, interp.x, "{name}: registers (x6 = fflags)");
+        assert_eq!(other.f, interp.f, "{name}: f registers");
+        assert_eq!(
+            (other.fflags, other.mstatus, other.pc, other.instret),
+            (interp.fflags, interp.mstatus, interp.pc, interp.instret),
+            "{name}"
+        );
+    }
+}
+
 /// Code memory with each `(address, word)` in place.
 #[cfg(tier2)]
 fn code_of(words: &[(u32, u32)]) -> Vec<u8> {

@@ -25,6 +25,7 @@ use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
 use crate::exec::abi::{self as helpers, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use crate::exec::contract::{Exit, RunState};
+use crate::isa::ops::OpClass;
 use crate::isa::{Fusion, Insn, Op};
 
 /// The hart pointer.
@@ -283,12 +284,22 @@ impl<'a> BlockCompiler<'a> {
         let self_loop = self.chaining && self.branches_to_start(insns);
         self.allocate_registers(insns, self_loop);
         if self_loop {
+            // Native FP in a loop: MXCSR is made clean once, before the loop, not in every
+            // iteration (`ldmxcsr` stalls the pipeline, and a small FP loop spent most of its
+            // time there). Its flags stay pending across the back edge; the fold before the
+            // block's last instruction may then OR flags into fflags again, which changes
+            // nothing.
+            let fp = insns.iter().any(|i| i.op.info().class == OpClass::Fp);
+            if fp {
+                self.emit_mxcsr_clear();
+            }
             // The back edge keeps guest registers in host registers, so from here on every
             // cached register may be newer than `hart.x`.
             let (head, exit) = (self.e.label(), self.e.label());
             self.e.bind(head);
             self.self_loop = Some((head, exit));
             self.dirty = self.cached_mask();
+            self.fp_live = fp;
         }
         let mut off = 0u32;
         let mut ended = false;
