@@ -1178,23 +1178,20 @@ fn chained_jump_to_another_page_follows_a_remapping() {
     // a guard on the execute TLB) and back. Midway, the second page is mapped to another host
     // page holding other code, and the TLB flushed: the next jump must run the new code, even
     // once the TLB maps the page again (now to the new host page).
-    let mut code = vec![0u8; CODE_SIZE];
-    let mut put = |addr: u32, word: u32| {
-        let at = (addr - CODE_BASE) as usize;
-        code[at..at + 4].copy_from_slice(&word.to_le_bytes());
-    };
-    put(0x1000, i_type(7, 0, 0, 3, 0x13)); // addi x3, x0, 7
-    put(0x1004, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37); // lui x6, page after REMAP_MMIO
-    put(0x1008, j_type(0x2000 - 0x1008, 0)); // j F (F runs once before L is compiled)
-    put(0x1100, j_type(0x2000 - 0x1100, 0)); // L: j F
-    put(0x1200, i_type(-1, 3, 0, 3, 0x13)); // R: addi x3, x3, -1
-    put(0x1204, i_type(3, 0, 0, 7, 0x13)); // addi x7, x0, 3
-    put(0x1208, b_type(8, 7, 3, 1)); // bne x3, x7, +8
-    put(0x120c, s_type(-0x10, 0, 6, 2)); // sw x0, -16(x6): remap the second page
-    put(0x1210, b_type(0x1100 - 0x1210, 0, 3, 1)); // bne x3, x0, L
-    put(0x1214, 0x0000_0073); // ecall
-    put(0x2000, i_type(1, 1, 0, 1, 0x13)); // F: addi x1, x1, 1
-    put(0x2004, j_type(0x1200 - 0x2004, 0)); // j R
+    let code = code_of(&[
+        (0x1000, i_type(7, 0, 0, 3, 0x13)), // addi x3, x0, 7
+        (0x1004, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37), // lui x6, page after REMAP_MMIO
+        (0x1008, j_type(0x2000 - 0x1008, 0)), // j F (F runs once before L is compiled)
+        (0x1100, j_type(0x2000 - 0x1100, 0)), // L: j F
+        (0x1200, i_type(-1, 3, 0, 3, 0x13)), // R: addi x3, x3, -1
+        (0x1204, i_type(3, 0, 0, 7, 0x13)), // addi x7, x0, 3
+        (0x1208, b_type(8, 7, 3, 1)),       // bne x3, x7, +8
+        (0x120c, s_type(-0x10, 0, 6, 2)),   // sw x0, -16(x6): remap the second page
+        (0x1210, b_type(0x1100 - 0x1210, 0, 3, 1)), // bne x3, x0, L
+        (0x1214, 0x0000_0073),              // ecall
+        (0x2000, i_type(1, 1, 0, 1, 0x13)), // F: addi x1, x1, 1
+        (0x2004, j_type(0x1200 - 0x2004, 0)), // j R
+    ]);
     let mut alternate = vec![0u8; 8];
     alternate[..4].copy_from_slice(&i_type(100, 1, 0, 1, 0x13).to_le_bytes()); // addi x1, x1, 100
     alternate[4..].copy_from_slice(&j_type(0x1200 - 0x2004, 0).to_le_bytes()); // j R
@@ -1284,7 +1281,6 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
 }
 
 /// Code memory with each `(address, word)` in place.
-#[cfg(tier2)]
 fn code_of(words: &[(u32, u32)]) -> Vec<u8> {
     let mut code = vec![0u8; CODE_SIZE];
     for &(addr, word) in words {

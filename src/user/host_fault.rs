@@ -63,17 +63,10 @@ extern "C" fn on_fault(signo: libc::c_int, info: *mut libc::siginfo_t, _: *mut l
     let end = RESERVATION_END.load(Ordering::Relaxed);
     if (start..end).contains(&addr) {
         report(signo, (addr - start) as u64);
-        // SAFETY: async-signal-safe calls on initialised values. With the default action back
-        // and core dumps off, returning re-runs the faulting access, which ends the process by
-        // `signo` (the signal is unblocked again when the handler returns).
-        unsafe {
-            let no_core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-            libc::signal(signo, libc::SIG_DFL);
-        }
+        // With the default action back and core dumps off, returning re-runs the faulting
+        // access, which ends the process by `signo` (the signal is unblocked again when the
+        // handler returns).
+        super::signal::default_action_without_core(signo);
         return;
     }
     // Not ours: the previous action takes the repeated fault.

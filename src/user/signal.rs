@@ -907,14 +907,10 @@ pub fn killed_by(signo: i32) -> Stop {
     }
 }
 
-/// End this host process by signal `signo` (default action), without a core dump. Returns
-/// only if the signal does not kill (not a signal number, or one whose default is to ignore).
-pub fn die_of_signal(signo: i32) {
-    if !(1..=31).contains(&signo) || default_ignored(signo) {
-        return;
-    }
-    // SAFETY: plain libc calls on initialised values; after raise() the process is gone (the
-    // signal is unblocked and has its default, terminating action).
+/// Give host signal `signo` its default action and turn core dumps off, so that the signal
+/// ends this process as it would end a guest, without a core file. Async-signal-safe.
+pub fn default_action_without_core(signo: i32) {
+    // SAFETY: setrlimit and signal on initialised values (both async-signal-safe).
     unsafe {
         let no_core = libc::rlimit {
             rlim_cur: 0,
@@ -922,6 +918,19 @@ pub fn die_of_signal(signo: i32) {
         };
         libc::setrlimit(libc::RLIMIT_CORE, &no_core);
         libc::signal(signo, libc::SIG_DFL);
+    }
+}
+
+/// End this host process by signal `signo` (default action), without a core dump. Returns
+/// only if the signal does not kill (not a signal number, or one whose default is to ignore).
+pub fn die_of_signal(signo: i32) {
+    if !(1..=31).contains(&signo) || default_ignored(signo) {
+        return;
+    }
+    default_action_without_core(signo);
+    // SAFETY: plain libc calls on initialised values; after raise() the process is gone (the
+    // signal is unblocked and has its default, terminating action).
+    unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, signo);
