@@ -30,7 +30,8 @@ static PREVIOUS: OnceLock<Previous> = OnceLock::new();
 const SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGBUS];
 
 /// From now on, faults at host addresses in `range` are the guest's (the reservation of the
-/// process being loaded). Installs the handler the first time.
+/// program now running: set when it starts and at each `execve` that succeeds). Installs the
+/// handler the first time.
 pub fn watch(range: std::ops::Range<usize>) {
     RESERVATION_START.store(range.start, Ordering::Relaxed);
     RESERVATION_END.store(range.end, Ordering::Relaxed);

@@ -226,7 +226,7 @@ impl Process {
         let mut hart = Hart::new();
         image.start(&mut hart);
         let exe_path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        let process = Process {
+        let mut process = Process {
             mem: image.mem,
             fds: FdTable::with_std_streams(),
             brk: Brk {
@@ -246,7 +246,7 @@ impl Process {
             checked_memory: opts.checked_memory,
             unchecked: false,
         };
-        let mut process = process;
+        host_fault::watch(process.mem.host_range());
         process.unchecked = process.may_skip_memory_checks();
         Ok((process, hart))
     }
@@ -323,7 +323,6 @@ pub(crate) fn load_program(
         source,
     })?;
     let mut mem = GuestMemory::new().map_err(UserError::Reserve)?;
-    host_fault::watch(mem.host_range());
     let user_level_code = loader::user_level_only(&elf);
     let file = Rc::new(program_file_id(path));
     let image =

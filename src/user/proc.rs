@@ -210,6 +210,7 @@ impl Process {
             current: image.brk,
         };
         self.mem = image.mem;
+        super::host_fault::watch(self.mem.host_range());
         self.user_level_code = image.user_level_code;
         self.fds.close_on_exec();
         self.reset_signals_for_exec();
