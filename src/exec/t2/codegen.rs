@@ -208,7 +208,7 @@ pub fn build_region<'ctx>(
             .skip(1)
             .map(|b| (g.c32(b.pc), g.blocks[&b.pc]))
             .collect();
-        g.b.build_switch(pc, first, &cases)?;
+        g.switch(pc, first, &cases)?;
     } else {
         g.b.build_unconditional_branch(first)?;
     }
@@ -541,6 +541,21 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// A `switch` in a basic block of its own: LLVM's fast instruction selection cannot
+    /// select one and hands the rest of its basic block to the slower SelectionDAG selector.
+    fn switch(
+        &self,
+        value: IntValue<'ctx>,
+        default: BasicBlock<'ctx>,
+        cases: &[(IntValue<'ctx>, BasicBlock<'ctx>)],
+    ) -> Result<()> {
+        let dispatch = self.new_bb("dispatch");
+        self.b.build_unconditional_branch(dispatch)?;
+        self.b.position_at_end(dispatch);
+        self.b.build_switch(value, default, cases)?;
+        Ok(())
+    }
+
     fn new_bb(&self, name: &str) -> BasicBlock<'ctx> {
         self.context.append_basic_block(self.func, name)
     }
@@ -608,7 +623,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .iter()
             .map(|&pc| (self.c32(pc), self.new_bb(&format!("indirect_{pc:08x}"))))
             .collect();
-        self.b.build_switch(target, miss, &cases)?;
+        self.switch(target, miss, &cases)?;
         for (&pc, &(_, bb)) in pcs.iter().zip(&cases) {
             self.b.position_at_end(bb);
             self.count(Layout::STATE_INDIRECT_IN)?;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use inkwell::context::Context;
+use inkwell::context::{AsContextRef, Context};
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
@@ -285,6 +285,13 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
     let mut dump = Dump::from_env("region-code");
+    if dump.is_none() {
+        // Names only serve the IR dump; making each one unique costs LLVM time per value.
+        // SAFETY: the context is alive and owned by this thread.
+        unsafe {
+            inkwell::llvm_sys::core::LLVMContextSetDiscardValueNames((&context).as_ctx_ref(), 1)
+        };
+    }
     // Jobs received but not compiled yet. A fast compile (`--tier t2`: the guest waits for
     // it) goes before full ones (re-optimisations in the background), so the guest never
     // waits for LLVM's O2 on a region it did not ask for.
