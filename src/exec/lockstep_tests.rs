@@ -5,7 +5,10 @@
 //! boundary immediates and register values, and loads/stores at page edges, across unmapped
 //! pages and MMIO, misaligned or not.
 //!
-//! `RV32VM_LOCKSTEP_CASES=N` runs N cases instead of the CI default (scripts or a long run).
+//! `RV32VM_LOCKSTEP_CASES=N` runs N cases instead of the CI default (scripts or a long run),
+//! `RV32VM_LOCKSTEP_FIRST=S` starts at seed S instead of 0 (split a long run over processes),
+//! and `RV32VM_LOCKSTEP_ONLY=TEXT` compares only the configurations whose name contains TEXT
+//! (e.g. `--tier t2`) with the reference.
 
 use crate::cpu::tlb::PAGE_MASK;
 use crate::cpu::{Access, Exception, Hart, Trap};
@@ -929,7 +932,8 @@ fn check_case_of(seed: u64, kind: CaseKind) {
         allow_misaligned,
         &fp,
     );
-    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+    let only = std::env::var("RV32VM_LOCKSTEP_ONLY").unwrap_or_default();
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS.iter().filter(|c| c.3.contains(&only)) {
         let t1 = run_with_fp(tier, ir, t2_opt, &code, &regs, &data, allow_misaligned, &fp);
         if interp == t1 {
             continue;
@@ -986,7 +990,7 @@ const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
         Tier::T2,
         ALL_PASSES,
         None,
-        "tier 2 (fast regions, re-optimised where runs come back to the run loop)",
+        "tier 2 as --tier t2 runs (fast regions, re-optimised where runs come back to the run loop)",
     ),
     #[cfg(tier2)]
     (
@@ -1013,15 +1017,22 @@ const OTHER_TIERS: &[(Tier, IrOptions, Option<T2Opt>, &str)] = &[
 
 /// Cases per randomized test: `RV32VM_LOCKSTEP_CASES`, or 3000.
 fn lockstep_cases() -> u64 {
-    std::env::var("RV32VM_LOCKSTEP_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3000)
+    env_number("RV32VM_LOCKSTEP_CASES").unwrap_or(3000)
+}
+
+/// The seeds of a randomized test with `cases` cases, from `RV32VM_LOCKSTEP_FIRST` (or 0).
+fn seeds(cases: u64) -> std::ops::Range<u64> {
+    let first = env_number("RV32VM_LOCKSTEP_FIRST").unwrap_or(0);
+    first..first + cases
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 #[test]
 fn every_tier_matches_interpreter_on_random_blocks() {
-    for seed in 0..lockstep_cases() {
+    for seed in seeds(lockstep_cases()) {
         check_case(seed);
     }
 }
@@ -1029,7 +1040,7 @@ fn every_tier_matches_interpreter_on_random_blocks() {
 #[test]
 fn every_tier_matches_interpreter_on_random_regions() {
     // A third as many: each case compiles several multi-block regions through LLVM, once at O2.
-    for seed in 0..lockstep_cases().div_ceil(3) {
+    for seed in seeds(lockstep_cases().div_ceil(3)) {
         check_case_of(seed, CaseKind::Region);
     }
 }
@@ -1037,14 +1048,14 @@ fn every_tier_matches_interpreter_on_random_regions() {
 #[test]
 fn every_tier_matches_interpreter_on_random_indirect_loops() {
     // A tenth as many: each case runs to the instruction limit in every tier.
-    for seed in 0..lockstep_cases().div_ceil(10) {
+    for seed in seeds(lockstep_cases().div_ceil(10)) {
         check_case_of(seed, CaseKind::IndirectLoops);
     }
 }
 
 #[test]
 fn native_floating_point_matches_softfloat_near_format_limits() {
-    for seed in 0..lockstep_cases() {
+    for seed in seeds(lockstep_cases()) {
         check_case_of(seed, CaseKind::FloatLimits);
     }
 }

@@ -138,6 +138,16 @@ struct Installed {
     opt: T2Opt,
 }
 
+/// Ids of compile jobs, unique in the process.
+static NEXT_JOB_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// The compile thread of the last engine this thread dropped, emptied for the next one:
+    /// starting a thread with its own LLVM context and target machine costs milliseconds,
+    /// which programs that make engine after engine (the lockstep tests) would pay each time.
+    static SPARE_WORKER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Tier 2 as the engine drives it.
 #[derive(Default)]
 pub struct Tier2 {
@@ -159,7 +169,6 @@ pub struct Tier2 {
     /// Regions that finished while the run loop waited for another (`--tier t2`), to be
     /// installed at the next poll.
     ready: Vec<Finished>,
-    next_id: u64,
     /// Code already compiled, by what it was compiled from. It survives code flushes (a user
     /// program's `execve` of the same binary, `mmap` of code) and `fork` (the child's copy of
     /// memory holds the same code), so the same region is never compiled twice.
@@ -173,12 +182,34 @@ pub struct Tier2 {
     pub stats: T2Stats,
 }
 
+impl Drop for Tier2 {
+    fn drop(&mut self) {
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        if !worker.is_ours() {
+            // A forked child: the thread stayed with the parent (see `Tier2::worker`).
+            std::mem::forget(worker);
+            return;
+        }
+        // Nothing runs this engine's code any more: the thread frees it and drops the jobs
+        // still queued before it serves another engine.
+        worker.forget_everything();
+        // A thread being torn down drops the worker instead (and with it the thread).
+        let _ = SPARE_WORKER.try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            if spare.is_none() {
+                *spare = Some(worker);
+            }
+        });
+    }
+}
+
 impl Tier2 {
     pub fn new() -> Tier2 {
-        Tier2 {
-            chain_budget: REGION_CHAIN_BUDGET,
-            ..Tier2::default()
-        }
+        let mut tier2 = Tier2::default();
+        tier2.chain_budget = REGION_CHAIN_BUDGET;
+        tier2
     }
 
     /// Let a region chain into at most `n` (at least 2) others before it returns to the run
@@ -245,6 +276,10 @@ impl Tier2 {
             self.pending.clear();
         }
         if self.worker.is_none() && !self.broken {
+            if let Some(w) = SPARE_WORKER.with(|spare| spare.borrow_mut().take()) {
+                self.worker = Some(w);
+                return self.worker.as_ref();
+            }
             match Worker::spawn() {
                 Ok(w) => self.worker = Some(w),
                 Err(e) => {
@@ -294,8 +329,9 @@ impl Tier2 {
                 opt,
             });
         }
-        let id = self.next_id;
-        self.next_id += 1;
+        // Unique in the process: a worker handed on to another engine may still answer jobs of
+        // the one before, which must never match this engine's pending ones.
+        let id = NEXT_JOB_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let pending = Pending {
             key,
             ask,

@@ -49,6 +49,9 @@ enum Message {
     /// Nothing refers to code of epochs before this one any more: free it, and refuse jobs
     /// planned in them.
     ForgetBefore(u64),
+    /// The engine that sent the jobs so far is gone: free all code, drop the queued jobs and
+    /// accept any epoch again (the next engine counts epochs from 0).
+    ForgetEverything,
     Shutdown,
 }
 
@@ -187,6 +190,12 @@ impl Worker {
         let _ = self.jobs.send(Message::ForgetBefore(epoch));
     }
 
+    /// The engine is gone (see [`Message::ForgetEverything`]); answers to its jobs may still
+    /// come, under ids no other engine uses.
+    pub fn forget_everything(&self) {
+        let _ = self.jobs.send(Message::ForgetEverything);
+    }
+
     /// A finished job, if one is waiting.
     pub fn try_done(&self) -> Option<CompileDone> {
         self.done.try_recv().ok()
@@ -311,6 +320,11 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
                 Message::ForgetBefore(epoch) => {
                     oldest_live_epoch = oldest_live_epoch.max(epoch);
                     with_fork_guard(|| engines.retain(|e| e.epoch >= oldest_live_epoch));
+                }
+                Message::ForgetEverything => {
+                    queue.clear();
+                    oldest_live_epoch = 0;
+                    with_fork_guard(|| engines.clear());
                 }
                 Message::Shutdown => break 'serve,
             }
