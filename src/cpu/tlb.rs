@@ -90,6 +90,14 @@ impl Tlb {
         }
     }
 
+    /// Whether an aligned `size`-byte `access` at `va` would take compiled code's inline path:
+    /// its page is in the TLB for `access` and `va` is aligned to `size` (the test the inline
+    /// paths make, tag against page and alignment bits at once).
+    #[inline(always)]
+    pub fn hits(&self, va: u32, size: u32, access: Access) -> bool {
+        self.array(access)[Self::index(va)].tag == va & (!PAGE_MASK | (size - 1))
+    }
+
     /// Host address of `va` if its page is in the TLB for `access`.
     #[inline(always)]
     pub fn lookup(&self, va: u32, access: Access) -> Option<usize> {

@@ -6,7 +6,8 @@
 //!
 //! Status convention: 0 = go on, [`STATUS_TRAP`] = the instruction trapped (the trap is in
 //! `RunState::trap`), [`STATUS_CODE_WRITTEN`] = a store hit a page holding code (leave the
-//! block after this instruction).
+//! block after this instruction). The reporting loads and stores that tier 2's fast regions
+//! call for every access also set [`STATUS_OFF_TLB`].
 
 use crate::cpu::{fpu, Access, Hart};
 use crate::exec::contract::{between_blocks, jump_slot, Exit, JumpEntry, RunCtx, RunState};
@@ -20,6 +21,12 @@ pub const STATUS_TRAP: u32 = 1;
 /// Helper status: the instruction retired, and a store hit a page holding code.
 pub const STATUS_CODE_WRITTEN: u32 = 2;
 
+/// Helper status bit of a reporting access ([`load_reporting_helper`],
+/// [`store_reporting_helper`]) that retired without the inline path's TLB hit (a device, a
+/// misaligned access, a page the TLB does not hold): the code leaves at the end of the block,
+/// as it does after its own inline test misses, so a device's interrupt is taken promptly.
+pub const STATUS_OFF_TLB: u32 = 4;
+
 /// Addresses of the helpers for one platform type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Helpers {
@@ -29,6 +36,12 @@ pub struct Helpers {
     pub store_u8: usize,
     pub store_u16: usize,
     pub store_u32: usize,
+    /// Whole loads (byte, halfword, word) for code without an inline TLB path: `(status <<
+    /// 32) | value`, the status with [`STATUS_OFF_TLB`] where the inline path would not have
+    /// been taken.
+    pub load_reporting: [usize; 3],
+    /// Whole stores, likewise: the status of a store helper, with [`STATUS_OFF_TLB`].
+    pub store_reporting: [usize; 3],
     pub atomic: usize,
     pub fp_mem: usize,
     pub fp: usize,
@@ -64,6 +77,16 @@ impl Helpers {
             store_u8: store_helper::<u8, P> as StoreFn<P> as usize,
             store_u16: store_helper::<u16, P> as StoreFn<P> as usize,
             store_u32: store_helper::<u32, P> as StoreFn<P> as usize,
+            load_reporting: [
+                load_reporting_helper::<u8, P> as LoadFn<P> as usize,
+                load_reporting_helper::<u16, P> as LoadFn<P> as usize,
+                load_reporting_helper::<u32, P> as LoadFn<P> as usize,
+            ],
+            store_reporting: [
+                store_reporting_helper::<u8, P> as StoreFn<P> as usize,
+                store_reporting_helper::<u16, P> as StoreFn<P> as usize,
+                store_reporting_helper::<u32, P> as StoreFn<P> as usize,
+            ],
             atomic: atomic_helper::<P> as InsnFn<P> as usize,
             fp_mem: fp_mem_helper::<P> as InsnFn<P> as usize,
             fp: fp_helper::<P> as InsnFn<P> as usize,
@@ -125,6 +148,52 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform>(
     match load::<T, P>(hart, plat, va) {
         Ok(v) => v.to_u64() & 0xffff_ffff,
         Err(t) => (trapped(ctx, t) as u64) << 32,
+    }
+}
+
+/// A whole load for code without an inline path: [`load_helper`]'s result, with
+/// [`STATUS_OFF_TLB`] in the status if the access retired but the inline path's TLB test
+/// fails for it.
+///
+/// # Safety
+///
+/// As [`load_helper`].
+unsafe extern "sysv64" fn load_reporting_helper<T: MemValue, P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    va: u32,
+) -> u64 {
+    // SAFETY: this function's contract is `load_helper`'s.
+    let r = unsafe { load_helper::<T, P>(hart, ctx, va) };
+    // SAFETY: as in `load_helper`; the helper above holds no reference any more.
+    let hart = unsafe { &*hart };
+    if r >> 32 == 0 && !hart.tlb.hits(va, T::SIZE, Access::Read) {
+        r | (STATUS_OFF_TLB as u64) << 32
+    } else {
+        r
+    }
+}
+
+/// A whole store for code without an inline path: [`store_helper`]'s status, with
+/// [`STATUS_OFF_TLB`] if the store retired but the inline path's TLB test fails for it.
+///
+/// # Safety
+///
+/// As [`load_helper`].
+unsafe extern "sysv64" fn store_reporting_helper<T: MemValue, P: Platform>(
+    hart: *mut Hart,
+    ctx: *mut RunCtx<P>,
+    va: u32,
+    value: u32,
+) -> u32 {
+    // SAFETY: this function's contract is `store_helper`'s.
+    let status = unsafe { store_helper::<T, P>(hart, ctx, va, value) };
+    // SAFETY: as in `load_helper`; the helper above holds no reference any more.
+    let hart = unsafe { &*hart };
+    if status != STATUS_TRAP && !hart.tlb.hits(va, T::SIZE, Access::Write) {
+        status | STATUS_OFF_TLB
+    } else {
+        status
     }
 }
 

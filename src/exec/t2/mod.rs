@@ -142,16 +142,26 @@ struct Installed {
 static NEXT_JOB_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 thread_local! {
-    /// The compile thread of the last engine this thread dropped, emptied for the next one:
+    /// The compile threads of the engines this thread dropped, emptied for the next ones:
     /// starting a thread with its own LLVM context and target machine costs milliseconds,
     /// which programs that make engine after engine (the lockstep tests) would pay each time.
-    static SPARE_WORKER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
+    static SPARE_WORKERS: std::cell::RefCell<Vec<Worker>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The compile thread for jobs of optimisation level `opt`: fast compiles, which the guest
+/// waits for, never queue behind a re-optimisation at O2 (tens of milliseconds).
+fn worker_slot(opt: T2Opt) -> usize {
+    match opt {
+        T2Opt::Fast => 0,
+        T2Opt::Full => 1,
+    }
 }
 
 /// Tier 2 as the engine drives it.
 #[derive(Default)]
 pub struct Tier2 {
-    worker: Option<Worker>,
+    /// The compile threads, by [`worker_slot`], each started when first needed.
+    workers: [Option<Worker>; 2],
     /// The thread could not be started or died: tier 2 is off.
     broken: bool,
     /// Installed regions by entry block index.
@@ -184,24 +194,18 @@ pub struct Tier2 {
 
 impl Drop for Tier2 {
     fn drop(&mut self) {
-        let Some(worker) = self.worker.take() else {
-            return;
-        };
-        if !worker.is_ours() {
-            // A forked child: the thread stayed with the parent (see `Tier2::worker`).
-            std::mem::forget(worker);
-            return;
-        }
-        // Nothing runs this engine's code any more: the thread frees it and drops the jobs
-        // still queued before it serves another engine.
-        worker.forget_everything();
-        // A thread being torn down drops the worker instead (and with it the thread).
-        let _ = SPARE_WORKER.try_with(|spare| {
-            let mut spare = spare.borrow_mut();
-            if spare.is_none() {
-                *spare = Some(worker);
+        for worker in self.workers.iter_mut().filter_map(Option::take) {
+            if !worker.is_ours() {
+                // A forked child: the thread stayed with the parent (see `Tier2::worker`).
+                std::mem::forget(worker);
+                continue;
             }
-        });
+            // Nothing runs this engine's code any more: the thread frees it and drops the
+            // jobs still queued before it serves another engine.
+            worker.forget_everything();
+            // A thread being torn down drops the worker instead (and with it the thread).
+            let _ = SPARE_WORKERS.try_with(|spare| spare.borrow_mut().push(worker));
+        }
     }
 }
 
@@ -258,37 +262,44 @@ impl Tier2 {
         !self.pending.is_empty() || !self.ready.is_empty()
     }
 
-    fn worker(&mut self) -> Option<&Worker> {
-        if self.worker.as_ref().is_some_and(|w| !w.is_ours()) {
-            // A forked child: the thread stayed with the parent. Its object must not be
-            // dropped (that would wait for the thread); what it was compiling never comes
-            // back here, so those blocks may be asked for again. Installed regions stay
-            // valid: their code is in this process's copy of memory.
-            if let Some(w) = self.worker.take() {
-                std::mem::forget(w);
-            }
-            for p in self.pending.values() {
-                match p.ask {
-                    RegionAsk::First => self.requested.remove(&p.block),
-                    RegionAsk::Reoptimise => self.reoptimise_asked.remove(&p.block),
-                };
-            }
-            self.pending.clear();
+    /// After a `fork`, in the child: the threads stayed with the parent. Their objects must
+    /// not be dropped (that would wait for the threads); what they were compiling never comes
+    /// back here, so those blocks may be asked for again. Installed regions stay valid: their
+    /// code is in this process's copy of memory.
+    fn leave_parents_workers(&mut self) {
+        if !self.workers.iter().flatten().any(|w| !w.is_ours()) {
+            return;
         }
-        if self.worker.is_none() && !self.broken {
-            if let Some(w) = SPARE_WORKER.with(|spare| spare.borrow_mut().take()) {
-                self.worker = Some(w);
-                return self.worker.as_ref();
-            }
-            match Worker::spawn() {
-                Ok(w) => self.worker = Some(w),
-                Err(e) => {
-                    tracing::warn!("tier 2 disabled: cannot start its compile thread: {e}");
-                    self.broken = true;
+        for w in self.workers.iter_mut().filter_map(Option::take) {
+            std::mem::forget(w);
+        }
+        for p in self.pending.values() {
+            match p.ask {
+                RegionAsk::First => self.requested.remove(&p.block),
+                RegionAsk::Reoptimise => self.reoptimise_asked.remove(&p.block),
+            };
+        }
+        self.pending.clear();
+    }
+
+    /// The compile thread for `opt`'s jobs, started (or taken from the spares) if need be.
+    fn worker(&mut self, opt: T2Opt) -> Option<&Worker> {
+        self.leave_parents_workers();
+        let slot = &mut self.workers[worker_slot(opt)];
+        if slot.is_none() && !self.broken {
+            if let Some(w) = SPARE_WORKERS.with(|spare| spare.borrow_mut().pop()) {
+                *slot = Some(w);
+            } else {
+                match Worker::spawn() {
+                    Ok(w) => *slot = Some(w),
+                    Err(e) => {
+                        tracing::warn!("tier 2 disabled: cannot start its compile thread: {e}");
+                        self.broken = true;
+                    }
                 }
             }
         }
-        self.worker.as_ref()
+        self.workers[worker_slot(opt)].as_ref()
     }
 
     /// Ask for a region entered at block `idx` (host address `host`) planned as `plan`, in
@@ -342,13 +353,14 @@ impl Tier2 {
             insns: plan.insn_count() as u64,
             blocks: plan.blocks.len() as u64,
         };
+        let opt = env.opt;
         let job = CompileJob {
             id,
             epoch,
             plan,
             env,
         };
-        if !self.worker()?.submit(job) {
+        if !self.worker(opt)?.submit(job) {
             self.broken = true;
             return None;
         }
@@ -357,7 +369,7 @@ impl Tier2 {
             return None;
         }
         loop {
-            let done = self.worker.as_ref()?.wait_done();
+            let done = self.workers[worker_slot(opt)].as_ref()?.wait_done();
             let Some(done) = done else {
                 self.broken = true;
                 return None;
@@ -374,10 +386,8 @@ impl Tier2 {
     /// Regions the compile thread has finished since the last call.
     pub fn poll(&mut self) -> Vec<Finished> {
         let mut out = std::mem::take(&mut self.ready);
-        if self.worker.as_ref().is_some_and(|w| !w.is_ours()) {
-            self.worker();
-        }
-        while let Some(done) = self.worker.as_ref().and_then(Worker::try_done) {
+        self.leave_parents_workers();
+        while let Some(done) = self.workers.iter().flatten().find_map(Worker::try_done) {
             if let Some(f) = self.finish(done) {
                 out.push(f);
             }
@@ -501,7 +511,7 @@ impl Tier2 {
             self.cache.clear();
             self.cache_insns = 0;
             self.oldest_cached_epoch = new_epoch;
-            if let Some(w) = self.worker.as_ref().filter(|w| w.is_ours()) {
+            for w in self.workers.iter().flatten().filter(|w| w.is_ours()) {
                 w.forget_before(new_epoch);
             }
         }
