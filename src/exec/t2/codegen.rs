@@ -1518,15 +1518,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(slow);
         let helpers = &self.env.helpers;
         let helper = [helpers.load_u8, helpers.load_u16, helpers.load_u32];
-        let r = self.slow_access(helper, size, self.i64t, &[va.into()])?;
-        let status = self.b.build_right_shift(r, self.c64(32), false, "")?;
-        let status = self.b.build_int_truncate(status, self.i32t, "")?;
-        self.trap_if(status, pc, index)?;
-        let raw = self
-            .b
-            .build_int_truncate(r, ty_of(self.context, size), "")?;
-        let slow_v = self.widen(raw, signed)?;
-        self.set_reg(i.rd, slow_v)?;
+        self.load_by_helper(helper, i, size, signed, va, pc, index)?;
         let device = self.device_access(va, size, false)?;
         self.leave_at_block_end_if(device)?;
         self.b.build_unconditional_branch(done)?;
@@ -1550,6 +1542,25 @@ impl<'ctx> Gen<'ctx, '_> {
         index: u64,
     ) -> Result<()> {
         let helper = self.env.helpers.load_reporting;
+        let status = self.load_by_helper(helper, i, size, signed, va, pc, index)?;
+        let off_tlb = self.has_status_bit(status, STATUS_OFF_TLB)?;
+        self.leave_at_block_end_if(off_tlb)
+    }
+
+    /// Load through one of the `helper`s (byte, halfword, word; they return `(status << 32) |
+    /// value`): leave with the trap if it trapped, else write the value to `rd`. Returns the
+    /// status.
+    #[allow(clippy::too_many_arguments)]
+    fn load_by_helper(
+        &mut self,
+        helper: [usize; 3],
+        i: &Insn,
+        size: u32,
+        signed: bool,
+        va: IntValue<'ctx>,
+        pc: u32,
+        index: u64,
+    ) -> Result<IntValue<'ctx>> {
         let r = self.slow_access(helper, size, self.i64t, &[va.into()])?;
         let status = self.b.build_right_shift(r, self.c64(32), false, "")?;
         let status = self.b.build_int_truncate(status, self.i32t, "")?;
@@ -1559,8 +1570,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_int_truncate(r, ty_of(self.context, size), "")?;
         let v = self.widen(raw, signed)?;
         self.set_reg(i.rd, v)?;
-        let off_tlb = self.has_status_bit(status, STATUS_OFF_TLB)?;
-        self.leave_at_block_end_if(off_tlb)
+        Ok(status)
     }
 
     /// Whether helper status `status` has `bit` set.

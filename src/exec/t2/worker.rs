@@ -301,9 +301,8 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             inkwell::llvm_sys::core::LLVMContextSetDiscardValueNames((&context).as_ctx_ref(), 1)
         };
     }
-    // Jobs received but not compiled yet. A fast compile (`--tier t2`: the guest waits for
-    // it) goes before full ones (re-optimisations in the background), so the guest never
-    // waits for LLVM's O2 on a region it did not ask for.
+    // Jobs received but not compiled yet, in order. An engine gives each thread jobs of one
+    // optimisation level (`Tier2::worker`), so a fast compile never waits behind an O2 one.
     let mut queue: VecDeque<Box<CompileJob>> = VecDeque::new();
     'serve: loop {
         let mut next = if queue.is_empty() {
@@ -330,8 +329,7 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             }
             next = jobs.try_recv().ok();
         }
-        let urgent = queue.iter().position(|j| j.env.opt == T2Opt::Fast);
-        let Some(job) = queue.remove(urgent.unwrap_or(0)) else {
+        let Some(job) = queue.pop_front() else {
             continue;
         };
         if quit.load(Ordering::Relaxed) {
