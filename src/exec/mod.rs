@@ -586,6 +586,11 @@ impl Engine {
             members.push((i, target_host, target));
             Some(t2::region::RegionBlock::new(target, b, predict))
         });
+        // Hot code: the loop nest it runs in, not everything the page reaches.
+        let plan = match opt {
+            T2Opt::Full => plan.entry_loop(follow_calls),
+            T2Opt::Fast => plan,
+        };
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),
             flat: plat.flat_host_base().is_some(),

@@ -3,8 +3,9 @@
 //! interpreter would leave them.
 //!
 //! - Guest registers the region touches live in `alloca`s (promoted to SSA values by LLVM's
-//!   mem2reg under `T2Opt::Full`): loaded at entry, written back before helper calls that read them, at every exit
-//!   and trap; a helper that writes `x[rd]` is followed by a reload of that register.
+//!   mem2reg under `T2Opt::Full`): loaded at entry, written back at every exit and trap;
+//!   before a helper that runs an instruction, only the operands it reads are stored, and a
+//!   helper that writes `x[rd]` is followed by a reload of that register.
 //! - `instret` is a local too: it is advanced by each block's instruction count at the block's
 //!   end (precisely what the interpreter counts), stored at exits and before helpers.
 //! - Every exit branches to one shared exit block, which writes back the registers the region
@@ -375,6 +376,23 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         self.store_instret(extra)
+    }
+
+    /// Before a helper that runs instruction `i` from the hart: store the integer registers
+    /// `i` reads (if the region writes them) and `instret`. Nothing else: a helper records a
+    /// trap for the run loop instead of taking it, and a region leaves through the exit
+    /// block, which writes back every register, so other registers may stay in SSA values
+    /// (a full write-back per helper call was about a third of a region's IR).
+    fn write_back_operands(&self, i: &Insn) -> Result<()> {
+        let reads = i.op.info().int_reads;
+        for (bit, r) in [(crate::isa::ops::RS1, i.rs1), (crate::isa::ops::RS2, i.rs2)] {
+            if reads & bit != 0 && r != 0 && self.written & (1 << (r & 31)) != 0 {
+                let v = self.reg(r)?;
+                self.b
+                    .build_store(self.hart_field(Layout::X + 4 * u64::from(r & 31))?, v)?;
+            }
+        }
+        self.store_instret(0)
     }
 
     fn store_instret(&self, extra: u64) -> Result<()> {
@@ -879,7 +897,7 @@ impl<'ctx> Gen<'ctx, '_> {
             OpClass::FpMem => self.env.helpers.fp_mem,
             _ => self.env.helpers.fp,
         };
-        self.write_back(0)?;
+        self.write_back_operands(i)?;
         let [lo, hi] = abi::insn_words(i);
         let ty = self.i32t.fn_type(
             &[

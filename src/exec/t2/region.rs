@@ -160,6 +160,51 @@ impl RegionPlan {
         }
         RegionPlan { entry_pc, blocks }
     }
+
+    /// The part of the region on cycles through its entry, if the entry is on one: a hot
+    /// region entered at a loop header (where a long run in compiled code stops) keeps its
+    /// loop nest and drops the rest of the page's code that the trace reached (function
+    /// prologues and epilogues, other loops, cold paths that leave), which LLVM's full
+    /// pipeline would spend most of its time on. Edges are those [`Self::trace`] followed
+    /// (`follow_calls` as given to it). Without a cycle through the entry, the plan is kept.
+    pub fn entry_loop(self, follow_calls: bool) -> Self {
+        let n = self.blocks.len();
+        let index_of = |pc: u32| self.blocks.iter().position(|b| b.pc == pc);
+        let edges: Vec<Vec<usize>> = self
+            .blocks
+            .iter()
+            .map(|b| {
+                let returns = if follow_calls { b.return_site() } else { None };
+                b.successors()
+                    .into_iter()
+                    .chain(returns)
+                    .filter_map(index_of)
+                    .collect()
+            })
+            .collect();
+        // Blocks that reach the entry: walk the edges backwards from it.
+        let mut reaches_entry = vec![false; n];
+        let mut work = vec![0usize];
+        while let Some(to) = work.pop() {
+            for from in 0..n {
+                if !reaches_entry[from] && edges[from].contains(&to) {
+                    reaches_entry[from] = true;
+                    work.push(from);
+                }
+            }
+        }
+        // Every block was traced from the entry, so reaching the entry puts it on a cycle.
+        if !reaches_entry[0] || reaches_entry.iter().all(|&r| r) {
+            return self;
+        }
+        let RegionPlan { entry_pc, blocks } = self;
+        let blocks = blocks
+            .into_iter()
+            .zip(reaches_entry)
+            .filter_map(|(b, keep)| keep.then_some(b))
+            .collect();
+        RegionPlan { entry_pc, blocks }
+    }
 }
 
 #[cfg(test)]
@@ -186,6 +231,48 @@ mod tests {
         assert_eq!(pcs, vec![0x1000, 0x1008]);
         assert_eq!(plan.blocks[0].successors(), vec![0x1000, 0x1008]);
         assert_eq!(plan.blocks[1].successors(), vec![0x2008]);
+    }
+
+    #[test]
+    fn a_hot_region_keeps_the_loop_nest_of_its_entry() {
+        // 0x1000: bnez a0, 0x1000 (self-loop)   -> falls through to 0x1004
+        // 0x1004: jal x0, 0x1000 (outer loop back to the inner one)
+        // ...and 0x1008 (after a branch at 0x100c) leaves: not on a cycle through the entry.
+        let inner = block(0x1000, &[0x00051063]);
+        let outer = block(0x1004, &[0xffdff06f]);
+        let plan = RegionPlan {
+            entry_pc: 0x1000,
+            blocks: vec![inner.clone(), outer.clone()],
+        };
+        assert_eq!(plan.clone().entry_loop(false), plan, "all on the cycle");
+        // 0x1000: beq a0, x0, 0x1008 ; 0x1004: jal x0, 0x1000 ; 0x1008: jal x0, 0x2000
+        let head = block(0x1000, &[0x00050463]);
+        let latch = block(0x1004, &[0xffdff06f]);
+        let leave = block(0x1008, &[0x7f90006f]);
+        let plan = RegionPlan::trace(head, false, |pc| match pc {
+            0x1004 => Some(latch.clone()),
+            0x1008 => Some(leave.clone()),
+            _ => None,
+        });
+        assert_eq!(plan.blocks.len(), 3);
+        let pcs: Vec<u32> = plan.entry_loop(false).blocks.iter().map(|b| b.pc).collect();
+        assert_eq!(pcs, vec![0x1000, 0x1004]);
+        // No cycle through the entry: kept whole.
+        let straight = RegionPlan::trace(leave_to(0x1008, 0x100c), false, |pc| {
+            (pc == 0x100c).then(|| block(0x100c, &[0x00008067]))
+        });
+        assert_eq!(straight.blocks.len(), 2);
+        assert_eq!(straight.clone().entry_loop(false), straight);
+    }
+
+    /// A block at `pc` of one `jal x0` to `target`.
+    fn leave_to(pc: u32, target: u32) -> RegionBlock {
+        let off = target.wrapping_sub(pc);
+        let imm = ((off >> 20) & 1) << 31
+            | ((off >> 1) & 0x3ff) << 21
+            | ((off >> 11) & 1) << 20
+            | ((off >> 12) & 0xff) << 12;
+        block(pc, &[imm | 0x6f])
     }
 
     #[test]
