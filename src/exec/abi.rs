@@ -11,6 +11,7 @@
 
 use crate::cpu::{fpu, Access, Hart};
 use crate::exec::contract::{between_blocks, jump_slot, Exit, JumpEntry, RunCtx, RunState};
+use crate::exec::host_fp;
 use crate::exec::mem::{load, store, MemValue};
 use crate::exec::platform::Platform;
 use crate::exec::semantics;
@@ -62,6 +63,17 @@ pub struct Helpers {
 impl Helpers {
     /// The helpers for platform type `P`.
     pub fn for_platform<P: Platform>() -> Helpers {
+        Self::build::<P, false>()
+    }
+
+    /// The helpers for platform type `P` that code with native FP operations calls: each
+    /// folds MXCSR's flags into the hart first and loads MXCSR clean after (`folding`). The
+    /// chaining and dispatch helpers are the plain ones: code folds before it leaves.
+    pub fn folding_for_platform<P: Platform>() -> Helpers {
+        Self::build::<P, true>()
+    }
+
+    fn build<P: Platform, const FOLD: bool>() -> Helpers {
         type LoadFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, u32) -> u64;
         type StoreFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, u32, u32) -> u32;
         type InsnFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, Insn) -> u32;
@@ -71,26 +83,26 @@ impl Helpers {
         type PureFn = extern "sysv64" fn(u32, u32) -> u32;
         type AluFn = extern "sysv64" fn(u32, u32, u32, i32) -> u32;
         Helpers {
-            load_u8: load_helper::<u8, P> as LoadFn<P> as usize,
-            load_u16: load_helper::<u16, P> as LoadFn<P> as usize,
-            load_u32: load_helper::<u32, P> as LoadFn<P> as usize,
-            store_u8: store_helper::<u8, P> as StoreFn<P> as usize,
-            store_u16: store_helper::<u16, P> as StoreFn<P> as usize,
-            store_u32: store_helper::<u32, P> as StoreFn<P> as usize,
+            load_u8: load_helper::<u8, P, FOLD> as LoadFn<P> as usize,
+            load_u16: load_helper::<u16, P, FOLD> as LoadFn<P> as usize,
+            load_u32: load_helper::<u32, P, FOLD> as LoadFn<P> as usize,
+            store_u8: store_helper::<u8, P, FOLD> as StoreFn<P> as usize,
+            store_u16: store_helper::<u16, P, FOLD> as StoreFn<P> as usize,
+            store_u32: store_helper::<u32, P, FOLD> as StoreFn<P> as usize,
             load_reporting: [
-                load_reporting_helper::<u8, P> as LoadFn<P> as usize,
-                load_reporting_helper::<u16, P> as LoadFn<P> as usize,
-                load_reporting_helper::<u32, P> as LoadFn<P> as usize,
+                load_reporting_helper::<u8, P, FOLD> as LoadFn<P> as usize,
+                load_reporting_helper::<u16, P, FOLD> as LoadFn<P> as usize,
+                load_reporting_helper::<u32, P, FOLD> as LoadFn<P> as usize,
             ],
             store_reporting: [
-                store_reporting_helper::<u8, P> as StoreFn<P> as usize,
-                store_reporting_helper::<u16, P> as StoreFn<P> as usize,
-                store_reporting_helper::<u32, P> as StoreFn<P> as usize,
+                store_reporting_helper::<u8, P, FOLD> as StoreFn<P> as usize,
+                store_reporting_helper::<u16, P, FOLD> as StoreFn<P> as usize,
+                store_reporting_helper::<u32, P, FOLD> as StoreFn<P> as usize,
             ],
-            atomic: atomic_helper::<P> as InsnFn<P> as usize,
-            fp_mem: fp_mem_helper::<P> as InsnFn<P> as usize,
-            fp: fp_helper::<P> as InsnFn<P> as usize,
-            system: system_helper::<P> as SystemFn<P> as usize,
+            atomic: atomic_helper::<P, FOLD> as InsnFn<P> as usize,
+            fp_mem: fp_mem_helper::<P, FOLD> as InsnFn<P> as usize,
+            fp: fp_helper::<P, FOLD> as InsnFn<P> as usize,
+            system: system_helper::<P, FOLD> as SystemFn<P> as usize,
             dispatch: dispatch_helper::<P> as DispatchFn<P> as usize,
             chain: region_chain_helper::<P> as DispatchFn<P> as usize,
             cpop: cpop as PureFn as usize,
@@ -111,6 +123,27 @@ pub fn insn_words(insn: &Insn) -> [u64; 2] {
     // with no padding, so every byte is initialised and any `[u64; 2]` reading of them is
     // valid (the helper turns the words back into the same valid `Insn`).
     unsafe { std::mem::transmute::<Insn, [u64; 2]>(*insn) }
+}
+
+/// Run `body`, a helper's work; with `FOLD` (the helper serves code with native FP
+/// operations), fold MXCSR's flags into the hart's `fflags` first and load MXCSR clean after,
+/// so the code's flags are the hart's before the helper looks, and host work leaves none.
+///
+/// # Safety
+///
+/// `hart` is the live hart compiled code was entered with, not otherwise borrowed while
+/// `body` is not running.
+#[inline(always)]
+unsafe fn folding<const FOLD: bool, R>(hart: *mut Hart, body: impl FnOnce() -> R) -> R {
+    if FOLD {
+        // SAFETY: per this function's contract.
+        host_fp::fold_mxcsr_flags(unsafe { &mut *hart });
+    }
+    let r = body();
+    if FOLD {
+        host_fp::load_clean_mxcsr();
+    }
+    r
 }
 
 /// Status after an instruction that may have stored.
@@ -135,20 +168,24 @@ fn trapped<P>(ctx: &mut RunCtx<P>, trap: crate::cpu::Trap) -> u32 {
 /// # Safety
 ///
 /// `hart` and `ctx` are the live hart and run context compiled code was entered with.
-unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform>(
+unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     va: u32,
 ) -> u64 {
-    // SAFETY: per this function's contract; compiled code holds no other reference to them
-    // while the helper runs.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
-    // SAFETY: `ctx.plat` points to the live platform for the whole run (see `run_block`).
-    let plat = unsafe { &mut *ctx.plat };
-    match load::<T, P>(hart, plat, va) {
-        Ok(v) => v.to_u64() & 0xffff_ffff,
-        Err(t) => (trapped(ctx, t) as u64) << 32,
-    }
+    let work = || {
+        // SAFETY: per this function's contract; compiled code holds no other reference to them
+        // while the helper runs.
+        let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+        // SAFETY: `ctx.plat` points to the live platform for the whole run (see `run_block`).
+        let plat = unsafe { &mut *ctx.plat };
+        match load::<T, P>(hart, plat, va) {
+            Ok(v) => v.to_u64() & 0xffff_ffff,
+            Err(t) => (trapped(ctx, t) as u64) << 32,
+        }
+    };
+    // SAFETY: this function's contract is `folding`'s.
+    unsafe { folding::<FOLD, _>(hart, work) }
 }
 
 /// A whole load for code without an inline path: [`load_helper`]'s result, with
@@ -158,13 +195,13 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform>(
 /// # Safety
 ///
 /// As [`load_helper`].
-unsafe extern "sysv64" fn load_reporting_helper<T: MemValue, P: Platform>(
+unsafe extern "sysv64" fn load_reporting_helper<T: MemValue, P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     va: u32,
 ) -> u64 {
     // SAFETY: this function's contract is `load_helper`'s.
-    let r = unsafe { load_helper::<T, P>(hart, ctx, va) };
+    let r = unsafe { load_helper::<T, P, FOLD>(hart, ctx, va) };
     // SAFETY: as in `load_helper`; the helper above holds no reference any more.
     let hart = unsafe { &*hart };
     if r >> 32 == 0 && !hart.tlb.hits(va, T::SIZE, Access::Read) {
@@ -180,14 +217,14 @@ unsafe extern "sysv64" fn load_reporting_helper<T: MemValue, P: Platform>(
 /// # Safety
 ///
 /// As [`load_helper`].
-unsafe extern "sysv64" fn store_reporting_helper<T: MemValue, P: Platform>(
+unsafe extern "sysv64" fn store_reporting_helper<T: MemValue, P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     va: u32,
     value: u32,
 ) -> u32 {
     // SAFETY: this function's contract is `store_helper`'s.
-    let status = unsafe { store_helper::<T, P>(hart, ctx, va, value) };
+    let status = unsafe { store_helper::<T, P, FOLD>(hart, ctx, va, value) };
     // SAFETY: as in `load_helper`; the helper above holds no reference any more.
     let hart = unsafe { &*hart };
     if status != STATUS_TRAP && !hart.tlb.hits(va, T::SIZE, Access::Write) {
@@ -224,15 +261,19 @@ unsafe fn storing<P: Platform>(
 /// # Safety
 ///
 /// As [`load_helper`].
-unsafe extern "sysv64" fn store_helper<T: MemValue, P: Platform>(
+unsafe extern "sysv64" fn store_helper<T: MemValue, P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     va: u32,
     value: u32,
 ) -> u32 {
-    let value = T::from_u64(value as u64);
-    // SAFETY: this function's contract is `storing`'s.
-    unsafe { storing(hart, ctx, |hart, plat| store::<T, P>(hart, plat, va, value)) }
+    let work = || {
+        let value = T::from_u64(value as u64);
+        // SAFETY: this function's contract is `storing`'s.
+        unsafe { storing(hart, ctx, |hart, plat| store::<T, P>(hart, plat, va, value)) }
+    };
+    // SAFETY: this function's contract is `folding`'s.
+    unsafe { folding::<FOLD, _>(hart, work) }
 }
 
 /// LR/SC and AMOs.
@@ -240,19 +281,23 @@ unsafe extern "sysv64" fn store_helper<T: MemValue, P: Platform>(
 /// # Safety
 ///
 /// As [`load_helper`].
-unsafe extern "sysv64" fn atomic_helper<P: Platform>(
+unsafe extern "sysv64" fn atomic_helper<P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     insn: Insn,
 ) -> u32 {
-    // SAFETY: this function's contract is `storing`'s.
-    unsafe {
-        storing(hart, ctx, |hart, plat| {
-            let v = semantics::exec_atomic(hart, plat, &insn)?;
-            hart.set_reg(insn.rd, v);
-            Ok(())
-        })
-    }
+    let work = || {
+        // SAFETY: this function's contract is `storing`'s.
+        unsafe {
+            storing(hart, ctx, |hart, plat| {
+                let v = semantics::exec_atomic(hart, plat, &insn)?;
+                hart.set_reg(insn.rd, v);
+                Ok(())
+            })
+        }
+    };
+    // SAFETY: this function's contract is `folding`'s.
+    unsafe { folding::<FOLD, _>(hart, work) }
 }
 
 /// FP loads and stores.
@@ -260,17 +305,21 @@ unsafe extern "sysv64" fn atomic_helper<P: Platform>(
 /// # Safety
 ///
 /// As [`load_helper`].
-unsafe extern "sysv64" fn fp_mem_helper<P: Platform>(
+unsafe extern "sysv64" fn fp_mem_helper<P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     insn: Insn,
 ) -> u32 {
-    // SAFETY: this function's contract is `storing`'s.
-    unsafe {
-        storing(hart, ctx, |hart, plat| {
-            semantics::exec_fp_mem(hart, plat, &insn)
-        })
-    }
+    let work = || {
+        // SAFETY: this function's contract is `storing`'s.
+        unsafe {
+            storing(hart, ctx, |hart, plat| {
+                semantics::exec_fp_mem(hart, plat, &insn)
+            })
+        }
+    };
+    // SAFETY: this function's contract is `folding`'s.
+    unsafe { folding::<FOLD, _>(hart, work) }
 }
 
 /// FP computation.
@@ -278,17 +327,21 @@ unsafe extern "sysv64" fn fp_mem_helper<P: Platform>(
 /// # Safety
 ///
 /// As [`load_helper`].
-unsafe extern "sysv64" fn fp_helper<P: Platform>(
+unsafe extern "sysv64" fn fp_helper<P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     insn: Insn,
 ) -> u32 {
-    // SAFETY: as in `load_helper`.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
-    match fpu::execute(hart, &insn) {
-        Ok(()) => 0,
-        Err(t) => trapped(ctx, t),
-    }
+    let work = || {
+        // SAFETY: as in `load_helper`.
+        let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+        match fpu::execute(hart, &insn) {
+            Ok(()) => 0,
+            Err(t) => trapped(ctx, t),
+        }
+    };
+    // SAFETY: this function's contract is `folding`'s.
+    unsafe { folding::<FOLD, _>(hart, work) }
 }
 
 /// System instructions, CSR accesses and illegal instructions at guest `pc`, the `index`-th of
@@ -298,23 +351,27 @@ unsafe extern "sysv64" fn fp_helper<P: Platform>(
 /// # Safety
 ///
 /// As [`load_helper`].
-unsafe extern "sysv64" fn system_helper<P: Platform>(
+unsafe extern "sysv64" fn system_helper<P: Platform, const FOLD: bool>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
     insn: Insn,
     pc: u32,
     index: u32,
 ) -> u32 {
-    // SAFETY: as in `load_helper`.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
-    match semantics::exec_system(hart, &insn, pc, index) {
-        Ok(exit) => exit.0,
-        // `exec_system` left pc and instret at the instruction; the trap is the block's exit.
-        Err(t) => {
-            ctx.state.trap = t;
-            Exit::TRAP.0
+    let work = || {
+        // SAFETY: as in `load_helper`.
+        let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+        match semantics::exec_system(hart, &insn, pc, index) {
+            Ok(exit) => exit.0,
+            // `exec_system` left pc and instret at the instruction; the trap is the block's exit.
+            Err(t) => {
+                ctx.state.trap = t;
+                Exit::TRAP.0
+            }
         }
-    }
+    };
+    // SAFETY: this function's contract is `folding`'s.
+    unsafe { folding::<FOLD, _>(hart, work) }
 }
 
 /// The jump-cache entry for `hart.pc`, if it is one: its pc matches and the execute TLB maps

@@ -37,3 +37,33 @@ pub static MXCSR_TO_FFLAGS: [u8; 64] = {
     }
     t
 };
+
+/// Fold the IEEE flags MXCSR collected into `hart`'s `fflags`, and mark FS dirty if any was
+/// raised, as the interpreter's commit does. With [`load_clean_mxcsr`] after the host work,
+/// this is what compiled code with native FP operations does around a call out of it; the
+/// helpers it calls do it themselves (`abi`'s folding helpers), so a call site is one call.
+#[inline]
+pub fn fold_mxcsr_flags(hart: &mut crate::cpu::Hart) {
+    let mut mxcsr: u32 = 0;
+    // SAFETY: `stmxcsr` writes the 4-byte MXCSR to the valid, aligned local it is given.
+    unsafe {
+        std::arch::asm!("stmxcsr [{}]", in(reg) &mut mxcsr, options(nostack, preserves_flags))
+    };
+    let raised = MXCSR_TO_FFLAGS[(mxcsr & MXCSR_IEEE_FLAGS) as usize];
+    if raised != 0 {
+        hart.fflags |= raised;
+        hart.csr.mstatus |= crate::cpu::csr::MSTATUS_FS | crate::cpu::csr::MSTATUS_SD;
+    }
+}
+
+/// Load MXCSR clean ([`MXCSR_CLEAN`]): whatever host code ran since leaves no flag behind for
+/// native guest FP operations to report.
+#[inline]
+pub fn load_clean_mxcsr() {
+    let clean = MXCSR_CLEAN;
+    // SAFETY: `ldmxcsr` reads 4 bytes from the valid local; the value masks every exception,
+    // so no host FP operation can fault because of it.
+    unsafe {
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &clean, options(nostack, preserves_flags, readonly))
+    };
+}

@@ -593,6 +593,7 @@ impl Engine {
         };
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),
+            folding_helpers: abi::Helpers::folding_for_platform::<P>(),
             flat: plat.flat_host_base().is_some(),
             unchecked: plat.flat_host_base().is_some() && plat.unchecked_memory(),
             opt,

@@ -55,6 +55,9 @@ pub const REGION_INSN_BUDGET: u64 = 16 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CodegenEnv {
     pub helpers: Helpers,
+    /// The same helpers folding MXCSR's flags first and loading it clean after
+    /// ([`Helpers::folding_for_platform`]): what a region with native FP operations calls.
+    pub folding_helpers: Helpers,
     /// Guest `va` is at host `RunState::flat_base + va` for every cacheable RAM page.
     pub flat: bool,
     /// With `flat`: loads and stores go straight to `flat_base + va`, unchecked
@@ -185,13 +188,19 @@ pub fn build_region<'ctx>(
             .flat_map(|b| &b.insns)
             .any(|i| i.op.class() == OpClass::Fp && native_fp::runs_natively(i)),
         flat_base: None,
+        fp_entry: None,
         return_sites: plan.return_sites(),
         blocks: HashMap::new(),
         env,
         exit_bb: None,
         exits: std::cell::RefCell::new(Vec::new()),
     };
-    g.prologue(used)?;
+    let uses_fp = plan
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insns)
+        .any(|i| matches!(i.op.class(), OpClass::Fp | OpClass::FpMem));
+    g.prologue(used, uses_fp)?;
     g.exit_bb = Some(context.append_basic_block(func, "exit"));
     for block in &plan.blocks {
         let bb = context.append_basic_block(func, &format!("b_{:08x}", block.pc));
@@ -244,11 +253,17 @@ struct Gen<'ctx, 'a> {
     entry_instret: IntValue<'ctx>,
     /// `alloca i32`: scratch for loading and storing MXCSR.
     mxcsr: PointerValue<'ctx>,
-    /// The region has native F/D operations: MXCSR is loaded clean at entry and after every
-    /// call, and its flags are folded into `fflags` before every call and at the exit.
+    /// The region has native F/D operations: MXCSR is loaded clean at entry, its flags are
+    /// folded into `fflags` at the exit, and the region calls the folding helpers, which do
+    /// both around their work.
     native_fp: bool,
     /// The flat guest-memory base, when the platform has one.
     flat_base: Option<IntValue<'ctx>>,
+    /// With F/D instructions in the region: mstatus at entry, whether FP is on (FS not Off),
+    /// and whether it is on with `frm` round-to-nearest-even. Read once: only CSR
+    /// instructions and traps change them, and both end the region (a helper records a trap
+    /// for the run loop). Helpers and native operations only set FS dirty.
+    fp_entry: Option<FpEntry<'ctx>>,
     /// Return sites of the region's calls that are region blocks (indirect-jump candidates).
     return_sites: Vec<u32>,
     blocks: HashMap<u32, BasicBlock<'ctx>>,
@@ -256,6 +271,14 @@ struct Gen<'ctx, 'a> {
     /// The shared exit block, and what each exit brings to it.
     exit_bb: Option<BasicBlock<'ctx>>,
     exits: std::cell::RefCell<Vec<ExitEdge<'ctx>>>,
+}
+
+/// The FP state a region reads once at its entry ([`Gen::fp_entry`]).
+#[derive(Clone, Copy)]
+struct FpEntry<'ctx> {
+    mstatus: IntValue<'ctx>,
+    on: IntValue<'ctx>,
+    on_rne: IntValue<'ctx>,
 }
 
 /// One edge into the shared exit block: the pc to leave with, the instructions of the current
@@ -290,7 +313,31 @@ impl<'ctx> Gen<'ctx, '_> {
         })
     }
 
-    fn prologue(&mut self, used: u32) -> Result<()> {
+    fn prologue(&mut self, used: u32, uses_fp: bool) -> Result<()> {
+        if uses_fp {
+            let mstatus = self
+                .b
+                .build_load(self.i32t, self.hart_field(Layout::MSTATUS)?, "mstatus")?
+                .into_int_value();
+            let fs = self.b.build_and(mstatus, self.c32(MSTATUS_FS), "")?;
+            let on = self
+                .b
+                .build_int_compare(IntPredicate::NE, fs, self.c32(0), "fs_on")?;
+            let i8t = self.context.i8_type();
+            let frm = self
+                .b
+                .build_load(i8t, self.hart_field(Layout::FRM)?, "frm")?
+                .into_int_value();
+            let rne = self
+                .b
+                .build_int_compare(IntPredicate::EQ, frm, i8t.const_zero(), "rne")?;
+            let on_rne = self.b.build_and(on, rne, "fp_rne")?;
+            self.fp_entry = Some(FpEntry {
+                mstatus,
+                on,
+                on_rne,
+            });
+        }
         for r in 1..32u8 {
             if used & (1 << r) != 0 {
                 let slot = self.b.build_alloca(self.i32t, &format!("x{r}"))?;
@@ -574,6 +621,15 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// The helpers this region calls: folding ones if it has native FP operations.
+    fn helpers(&self) -> &Helpers {
+        if self.native_fp {
+            &self.env.folding_helpers
+        } else {
+            &self.env.helpers
+        }
+    }
+
     fn new_bb(&self, name: &str) -> BasicBlock<'ctx> {
         self.context.append_basic_block(self.func, name)
     }
@@ -770,7 +826,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     false,
                 );
                 let status = self.call(
-                    self.env.helpers.system,
+                    self.helpers().system,
                     ty,
                     &[
                         self.c64(lo).into(),
@@ -791,7 +847,10 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
-    /// Call helper at `addr` of type `ty` with (hart, ctx, args...); returns its result.
+    /// Call helper at `addr` of type `ty` with (hart, ctx, args...); returns its result. A
+    /// region with native FP operations calls folding helpers ([`Gen::helpers`]), which
+    /// fold MXCSR's flags before their work and load it clean after, so a call site has no
+    /// MXCSR code of its own.
     fn call(
         &self,
         addr: usize,
@@ -803,13 +862,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_int_to_ptr(self.c64(addr as u64), self.hart.get_type(), "helper")?;
         let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
         all.extend_from_slice(args);
-        if self.native_fp {
-            self.fold_mxcsr()?;
-        }
         let call = self.b.build_indirect_call(ty, f, &all, "")?;
-        if self.native_fp {
-            self.clean_mxcsr()?;
-        }
         Ok(call
             .try_as_basic_value()
             .basic()
@@ -893,9 +946,9 @@ impl<'ctx> Gen<'ctx, '_> {
     fn helper_insn(&mut self, i: &Insn, pc: u32, index: u64) -> Result<()> {
         let next_pc = pc.wrapping_add(i.len as u32);
         let helper = match i.op.class() {
-            OpClass::Atomic => self.env.helpers.atomic,
-            OpClass::FpMem => self.env.helpers.fp_mem,
-            _ => self.env.helpers.fp,
+            OpClass::Atomic => self.helpers().atomic,
+            OpClass::FpMem => self.helpers().fp_mem,
+            _ => self.helpers().fp,
         };
         self.write_back_operands(i)?;
         let [lo, hi] = abi::insn_words(i);
@@ -985,17 +1038,17 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// Whether FP is on (mstatus.FS not Off), and mstatus as loaded.
+    /// The FP state read at the region's entry ([`Gen::fp_entry`]).
+    fn fp_state(&self) -> Result<FpEntry<'ctx>> {
+        self.fp_entry.ok_or(CodegenError::Builder(
+            inkwell::builder::BuilderError::UnsetPosition,
+        ))
+    }
+
+    /// Whether FP is on (mstatus.FS not Off), and mstatus at the region's entry.
     fn fp_enabled(&self) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
-        let mstatus = self
-            .b
-            .build_load(self.i32t, self.hart_field(Layout::MSTATUS)?, "mstatus")?
-            .into_int_value();
-        let fs = self.b.build_and(mstatus, self.c32(MSTATUS_FS), "")?;
-        let on = self
-            .b
-            .build_int_compare(IntPredicate::NE, fs, self.c32(0), "fs_on")?;
-        Ok((on, mstatus))
+        let fp = self.fp_state()?;
+        Ok((fp.on, fp.mstatus))
     }
 
     /// `mstatus |= FS | SD` (`mstatus` as loaded before): an f register was written, as the
@@ -1167,18 +1220,9 @@ impl<'ctx> Gen<'ctx, '_> {
             self.new_bb("fp_commit"),
             self.new_bb("fp_done"),
         );
-        let (mut ok, mstatus) = self.fp_enabled()?;
-        if i.rm == 7 {
-            let i8t = self.context.i8_type();
-            let frm = self
-                .b
-                .build_load(i8t, self.hart_field(Layout::FRM)?, "frm")?
-                .into_int_value();
-            let rne = self
-                .b
-                .build_int_compare(IntPredicate::EQ, frm, i8t.const_zero(), "rne")?;
-            ok = self.b.build_and(ok, rne, "")?;
-        }
+        let fp = self.fp_state()?;
+        let mstatus = fp.mstatus;
+        let mut ok = if i.rm == 7 { fp.on_rne } else { fp.on };
         let mut values = Vec::with_capacity(sources.len());
         for &r in sources {
             let v = if double {
@@ -1534,7 +1578,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let fast_end = self.b.get_insert_block().unwrap_or(fast);
         // Slow path: the shared one (misses, devices, misaligned accesses, faults).
         self.b.position_at_end(slow);
-        let helpers = &self.env.helpers;
+        let helpers = self.helpers();
         let helper = [helpers.load_u8, helpers.load_u16, helpers.load_u32];
         self.load_by_helper(helper, i, size, signed, va, pc, index)?;
         let device = self.device_access(va, size, false)?;
@@ -1559,7 +1603,7 @@ impl<'ctx> Gen<'ctx, '_> {
         pc: u32,
         index: u64,
     ) -> Result<()> {
-        let helper = self.env.helpers.load_reporting;
+        let helper = self.helpers().load_reporting;
         let status = self.load_by_helper(helper, i, size, signed, va, pc, index)?;
         let off_tlb = self.has_status_bit(status, STATUS_OFF_TLB)?;
         self.leave_at_block_end_if(off_tlb)
@@ -1648,7 +1692,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let done = self.new_bb("st_done");
         let status = if self.env.opt == T2Opt::Fast {
             // Through the reporting helper alone, as fast loads (`load_out_of_line`).
-            let helper = self.env.helpers.store_reporting;
+            let helper = self.helpers().store_reporting;
             let status = self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?;
             let off_tlb = self.has_status_bit(status, STATUS_OFF_TLB)?;
             self.leave_at_block_end_if(off_tlb)?;
@@ -1666,7 +1710,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.store_aligned(host, narrow, size)?;
             self.b.build_unconditional_branch(done)?;
             self.b.position_at_end(slow);
-            let helpers = &self.env.helpers;
+            let helpers = self.helpers();
             let helper = [helpers.store_u8, helpers.store_u16, helpers.store_u32];
             let status = self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?;
             // A device store leaves at the end of the block.
@@ -1963,6 +2007,7 @@ mod tests {
         };
         let env = CodegenEnv {
             helpers: Helpers::for_platform::<crate::machine::system::System>(),
+            folding_helpers: Helpers::folding_for_platform::<crate::machine::system::System>(),
             flat: false,
             unchecked: false,
             opt: T2Opt::Fast,

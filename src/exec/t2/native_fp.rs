@@ -3,9 +3,10 @@
 //! inline assembly), bit-exact with the SoftFloat interpreter under the rules tier 1's GEN_FP
 //! follows (docs/codegen.md): only round-to-nearest-even runs natively, a NaN result or a
 //! badly boxed single goes to the helper, which recomputes the instruction, and MXCSR's flags
-//! become `fflags`: a region with native operations loads MXCSR clean at its entry and after
-//! every call out of it, and folds MXCSR's flags into `fflags` before every call and at its
-//! exit, so host code never adds flags and a guest never misses one. This is the only file of
+//! become `fflags`: a region with native operations loads MXCSR clean at its entry and folds
+//! MXCSR's flags into `fflags` at its exit, and the helpers it calls (`abi`'s folding ones)
+//! fold before their work and load MXCSR clean after it, so host code never adds flags and a
+//! guest never misses one. This is the only file of
 //! tier 2 that names x86 instructions; inline assembly keeps LLVM from folding, reordering or
 //! widening an operation, so it is exactly the instruction tier 1 runs.
 
