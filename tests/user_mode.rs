@@ -88,6 +88,7 @@ guest_tests! {
     intdiff => [], ExpectedEnd::Exit(0);
     atomics => [], ExpectedEnd::Exit(0);
     fp_vectors => [], ExpectedEnd::Exit(0);
+    fp_unusual => [], ExpectedEnd::Exit(0);
     signals => [], ExpectedEnd::Exit(0);
     killed_by_signal => [], ExpectedEnd::Signal(15);
     segfault => [], ExpectedEnd::Signal(11);

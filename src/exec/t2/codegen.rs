@@ -1115,7 +1115,15 @@ impl<'ctx> Gen<'ctx, '_> {
             self.write_f(i.rd, raw, mstatus)?;
         }
         self.b.build_unconditional_branch(done)?;
-        self.helper_then(i, pc, index, slow, done)
+        if unchecked.is_some() {
+            // Unchecked, the slow path is only FP being off: a side exit, as for F/D
+            // computations (`fp_unusual_then`). TLB misses, which a checked access takes,
+            // stay helper calls: they are common, and the block built at a side exit would
+            // be compiled once more.
+            self.fp_unusual_then(i, pc, index, slow, done)
+        } else {
+            self.helper_then(i, pc, index, slow, done)
+        }
     }
 
     /// Write `f[rd]` with `bits` (an `i64`, or an `i32` single that gets NaN-boxed) and mark
@@ -1145,6 +1153,35 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(slow);
         self.helper_insn(i, pc, index)?;
         self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    /// At `slow`, the unusual case of F/D computation `i` (at `pc`, the `index`-th of its
+    /// block): FP off, a rounding mode other than RNE, a badly boxed single, a NaN result.
+    /// In a fully optimised region, past a block's first instruction, it is a side exit: the
+    /// region leaves at `i` (the instructions before it retired), and the block the run loop
+    /// then builds at `pc` has `i` first, where it takes the helper ([`Self::helper_then`]).
+    /// A side exit is one branch to the exit block, where a helper call is a call, a trap
+    /// test and a join: about half of a native operation's IR and basic blocks, and LLVM's O2
+    /// pipeline spends its time on those joins (nbody's hot region: 0.55 s -> 0.12 s of
+    /// `opt` and `llc`). Fast regions call the helper: under `--tier t2` the block at a side
+    /// exit would need a region of its own before it runs, and code full of NaNs (or under
+    /// another rounding mode) would keep leaving through them.
+    /// The builder is left at `done`.
+    fn fp_unusual_then(
+        &mut self,
+        i: &Insn,
+        pc: u32,
+        index: u64,
+        slow: BasicBlock<'ctx>,
+        done: BasicBlock<'ctx>,
+    ) -> Result<()> {
+        if index == 0 || self.env.opt == T2Opt::Fast {
+            return self.helper_then(i, pc, index, slow, done);
+        }
+        self.b.position_at_end(slow);
+        self.leave_region(self.c32(pc), index, Exit::NEXT)?;
         self.b.position_at_end(done);
         Ok(())
     }
@@ -1275,7 +1312,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let bits = self.b.build_bit_cast(r, ity, "")?.into_int_value();
         self.write_f(i.rd, bits, mstatus)?;
         self.b.build_unconditional_branch(done)?;
-        self.helper_then(i, pc, index, slow, done)
+        self.fp_unusual_then(i, pc, index, slow, done)
     }
 
     /// `f[r]` as a single: its low half, and whether it is NaN-boxed.
@@ -1428,7 +1465,7 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         self.b.build_unconditional_branch(done)?;
-        self.helper_then(i, pc, index, slow, done)
+        self.fp_unusual_then(i, pc, index, slow, done)
     }
 
     /// The TLB entry for `va` in the read or write array, and whether its tag matches `va`

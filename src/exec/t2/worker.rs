@@ -341,11 +341,20 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             Ok(machine) => compile_one(&context, machine, &mut engines, &job, dump.as_mut()),
             Err(e) => Err(e.clone()),
         });
+        let compile_time = thread_cpu_time().saturating_sub(started);
+        tracing::debug!(
+            pc = format_args!("{:#x}", job.plan.entry_pc),
+            opt = ?job.env.opt,
+            blocks = job.plan.blocks.len(),
+            insns = job.plan.insn_count(),
+            us = compile_time.as_micros() as u64,
+            "tier 2: region compiled"
+        );
         let answer = CompileDone {
             id: job.id,
             epoch: job.epoch,
             result,
-            compile_time: thread_cpu_time().saturating_sub(started),
+            compile_time,
         };
         if done.send(answer).is_err() {
             break;
