@@ -1,7 +1,8 @@
 // cflags: -ffp-contract=off
 /* fp_unusual: hot loops whose F/D operations often take the unusual path of a compiling tier:
  * NaN results (0*inf, inf-inf, sqrt of a negative, 0/0), division by zero, singles, and the
- * same arithmetic under a dynamic rounding mode other than round-to-nearest-even. Results,
+ * same arithmetic under a dynamic rounding mode other than round-to-nearest-even; conversions
+ * to int near the ends of their range. Results,
  * NaN bits and the accumulated exception flags are hashed and printed. */
 #include <fenv.h>
 #include <math.h>
@@ -38,8 +39,15 @@ static uint64_t pass(int n, double *acc_out, int *flags_out) {
         double g = fma(a, 1.0 / 3.0, d);
         float f = (float)a / (float)(i % 3);
         float s = sqrtf(f) + f * 0.1f;
+        /* Conversions to int around +-2^31 and +-2^30, by a cast (round toward zero) and
+         * by lrint (the dynamic rounding mode), from doubles and singles. */
+        static const double edges[] = {2147483647.5, 2147483647.4, 2147483646.5, 2147483648.0,
+                                       -2147483648.5, -2147483648.6, -2147483647.5, 1073741823.5,
+                                       1073741824.5, -0.5, 0.5, 1.5, -1.5, 2.5};
+        double big = (i % 3 == 0) ? edges[(i / 3) % 14] : ((i % 13) - 6) * 3.58e8 + (i % 4) * 0.25;
+        int t = (int)big, r = (int)lrint(big), tf = (int)(float)big, rf = (int)lrintf((float)big);
         h = h * 31 + bits(c) + bits(d) * 7 + bits(e) * 13 + bits(g) * 17 + fbits(f) * 19 +
-            fbits(s);
+            fbits(s) + (uint32_t)t * 23 + (uint32_t)r * 29 + (uint32_t)tf * 37 + (uint32_t)rf;
         if (!isnan(d) && !isinf(d))
             acc += d / 3.0;
         if (i % 997 == 996) {

@@ -1243,6 +1243,9 @@ impl<'ctx> Gen<'ctx, '_> {
         if native_fp::is_exact(i.op) {
             return self.exact_fp(i, pc, index);
         }
+        if let Some(conversion) = native_fp::to_int(i) {
+            return self.fp_to_int(i, conversion, pc, index);
+        }
         let Some(n) = native_fp::native(i.op) else {
             return self.helper_insn(i, pc, index);
         };
@@ -1311,6 +1314,74 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(commit);
         let bits = self.b.build_bit_cast(r, ity, "")?.into_int_value();
         self.write_f(i.rd, bits, mstatus)?;
+        self.b.build_unconditional_branch(done)?;
+        self.fp_unusual_then(i, pc, index, slow, done)
+    }
+
+    /// `fcvt.w.s` / `fcvt.w.d` `i` natively ([`native_fp::to_int`]) when FP is on, a dynamic
+    /// rounding mode is RNE, a single is NaN-boxed and the source's magnitude is below 2^31
+    /// (tested on the bits: no host FP instruction sees a NaN); otherwise through the helper
+    /// (or a side exit, [`Self::fp_unusual_then`]). One SSE conversion, whose inexact flag
+    /// (MXCSR PE) is RISC-V's NX.
+    fn fp_to_int(
+        &mut self,
+        i: &Insn,
+        conversion: native_fp::ToInt,
+        pc: u32,
+        index: u64,
+    ) -> Result<()> {
+        let (slow, fast, done) = (
+            self.new_bb("cvt_slow"),
+            self.new_bb("cvt_fast"),
+            self.new_bb("cvt_done"),
+        );
+        let fp = self.fp_state()?;
+        let mut ok = if i.rm == 7 { fp.on_rne } else { fp.on };
+        let (bits, exponent, fty) = if conversion.double {
+            let v = self
+                .b
+                .build_load(self.i64t, self.f_reg(i.rs1)?, "")?
+                .into_int_value();
+            let e = self.b.build_right_shift(v, self.c64(52), false, "")?;
+            let e = self.b.build_and(e, self.c64(0x7ff), "")?;
+            (v, e, self.context.f64_type())
+        } else {
+            let (v, boxed) = self.single(i.rs1)?;
+            ok = self.b.build_and(ok, boxed, "")?;
+            let e = self.b.build_right_shift(v, self.c32(23), false, "")?;
+            let e = self.b.build_and(e, self.c32(0xff), "")?;
+            let e = self.b.build_int_z_extend(e, self.i64t, "")?;
+            (v, e, self.context.f32_type())
+        };
+        let small = self.b.build_int_compare(
+            IntPredicate::ULT,
+            exponent,
+            self.c64(conversion.exponent_limit()),
+            "small",
+        )?;
+        ok = self.b.build_and(ok, small, "")?;
+        self.branch_unlikely(self.b.build_not(ok, "")?, slow, fast)?;
+
+        self.b.position_at_end(fast);
+        let source = self.b.build_bit_cast(bits, fty, "")?;
+        let ty = self.i32t.fn_type(&[fty.into()], false);
+        let asm = self.context.create_inline_asm(
+            ty,
+            conversion.asm(),
+            "=r,x".to_owned(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let r = self
+            .b
+            .build_indirect_call(ty, asm, &[source.into()], "cvt")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or(CodegenError::InlineAsm("cvt"))?
+            .into_int_value();
+        self.set_reg(i.rd, r)?;
         self.b.build_unconditional_branch(done)?;
         self.fp_unusual_then(i, pc, index, slow, done)
     }

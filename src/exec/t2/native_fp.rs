@@ -86,15 +86,71 @@ pub fn is_exact(op: Op) -> bool {
     )
 }
 
+/// How tier 2 converts to a signed 32-bit integer natively (`fcvt.w.s`, `fcvt.w.d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToInt {
+    /// The source is a double (else a NaN-boxed single).
+    pub double: bool,
+    /// Round toward zero (`rm` = RTZ: C's casts), else to nearest even.
+    pub truncate: bool,
+}
+
+impl ToInt {
+    /// Sources whose biased exponent is below this convert natively: their result is in
+    /// range, so x86 raises only PE, which is RISC-V's NX. That is a magnitude below 2^31,
+    /// except for doubles rounded to nearest, which round up to 2^31 from 2^31 - 0.5: below
+    /// 2^30 for those (a single that large is an integer already). The rest (NaNs,
+    /// infinities, large values, including some that would still fit) go to the helper.
+    pub fn exponent_limit(&self) -> u64 {
+        match (self.double, self.truncate) {
+            (true, true) => 1023 + 31,
+            (true, false) => 1023 + 30,
+            (false, _) => 127 + 31,
+        }
+    }
+
+    /// The conversion instruction (AT&T syntax, `$1` the SSE source, `$0` a 32-bit register).
+    pub fn asm(&self) -> String {
+        let op = match (self.truncate, self.double) {
+            (true, true) => "cvttsd2si",
+            (true, false) => "cvttss2si",
+            (false, true) => "cvtsd2si",
+            (false, false) => "cvtss2si",
+        };
+        format!("{op} $1, $0")
+    }
+}
+
+/// The native form of `i` if it is a conversion to a signed word tier 2 does natively: rounding
+/// toward zero, to nearest even, or dynamic (then `frm` = RNE is checked at run time, and the
+/// conversion rounds by MXCSR, which is RNE).
+pub fn to_int(i: &crate::isa::Insn) -> Option<ToInt> {
+    let double = match i.op {
+        Op::FcvtWD => true,
+        Op::FcvtWS => false,
+        _ => return None,
+    };
+    let truncate = match i.rm {
+        1 => true,
+        0 | 7 => false,
+        _ => return None,
+    };
+    Some(ToInt { double, truncate })
+}
+
 /// Whether tier 2 runs instruction `i` natively when it is an F/D instruction: FP loads and
 /// stores always (their fast path is inline), computations with a native form when their
-/// rounding mode is round-to-nearest-even or dynamic (checked for RNE at run time), and the
-/// exact operations ([`is_exact`]).
+/// rounding mode is round-to-nearest-even or dynamic (checked for RNE at run time), the
+/// exact operations ([`is_exact`]) and conversions to a signed word ([`to_int`]).
 pub fn runs_natively(i: &crate::isa::Insn) -> bool {
     use crate::isa::ops::OpClass;
     match i.op.class() {
         OpClass::FpMem => true,
-        OpClass::Fp => (native(i.op).is_some() && matches!(i.rm, 0 | 7)) || is_exact(i.op),
+        OpClass::Fp => {
+            (native(i.op).is_some() && matches!(i.rm, 0 | 7))
+                || is_exact(i.op)
+                || to_int(i).is_some()
+        }
         _ => true,
     }
 }
@@ -154,6 +210,27 @@ mod tests {
         for op in [Op::FminS, Op::FcvtSD, Op::FcvtWD, Op::FclassD, Op::FaddS] {
             assert!(!is_exact(op), "{op:?}");
         }
+        // Conversions to a signed word: RTZ, RNE and dynamic; not RDN, RUP, RMM or unsigned.
+        let mut cvt = crate::isa::decode(0xc2051553); // fcvt.w.d a0, a0, rtz
+        assert_eq!(cvt.op, Op::FcvtWD);
+        assert_eq!(cvt.rm, 1);
+        let rtz = to_int(&cvt).unwrap();
+        assert!(rtz.double && rtz.truncate);
+        assert_eq!(rtz.asm(), "cvttsd2si $1, $0");
+        assert_eq!(rtz.exponent_limit(), 1054);
+        cvt.rm = 7;
+        assert_eq!(
+            to_int(&cvt).unwrap().exponent_limit(),
+            1053,
+            "2^31 - 0.5 rounds up"
+        );
+        for rm in [2, 3, 4] {
+            cvt.rm = rm;
+            assert_eq!(to_int(&cvt), None, "rm {rm}");
+        }
+        cvt.op = Op::FcvtWuD;
+        cvt.rm = 1;
+        assert_eq!(to_int(&cvt), None);
         let (code, constraints) = native(Op::FdivD).unwrap().asm();
         assert_eq!(code, "divsd $2, $0");
         assert_eq!(constraints, "=x,0,x");
