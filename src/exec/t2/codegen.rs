@@ -281,6 +281,18 @@ struct FpEntry<'ctx> {
     on_rne: IntValue<'ctx>,
 }
 
+impl<'ctx> FpEntry<'ctx> {
+    /// Whether an operation with rounding field `rm` (RNE, RTZ or dynamic: the native forms
+    /// take no other) may run natively: FP on, and for dynamic, `frm` = RNE.
+    fn runs_natively(&self, rm: u8) -> IntValue<'ctx> {
+        if rm == 7 {
+            self.on_rne
+        } else {
+            self.on
+        }
+    }
+}
+
 /// One edge into the shared exit block: the pc to leave with, the instructions of the current
 /// block retired before leaving (added to `instret`), the exit code.
 struct ExitEdge<'ctx> {
@@ -1045,12 +1057,6 @@ impl<'ctx> Gen<'ctx, '_> {
         ))
     }
 
-    /// Whether FP is on (mstatus.FS not Off), and mstatus at the region's entry.
-    fn fp_enabled(&self) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
-        let fp = self.fp_state()?;
-        Ok((fp.on, fp.mstatus))
-    }
-
     /// `mstatus |= FS | SD` (`mstatus` as loaded before): an f register was written, as the
     /// interpreter marks it.
     fn mark_fp_dirty(&self, mstatus: IntValue<'ctx>) -> Result<()> {
@@ -1073,7 +1079,9 @@ impl<'ctx> Gen<'ctx, '_> {
             Op::Fsw => (4, true),
             _ => (8, true),
         };
-        let (fs_on, mstatus) = self.fp_enabled()?;
+        let FpEntry {
+            on: fs_on, mstatus, ..
+        } = self.fp_state()?;
         let va = self.guest_va(i)?;
         let unchecked = self.unchecked_address(va)?;
         let (ok, entry) = match unchecked {
@@ -1262,7 +1270,7 @@ impl<'ctx> Gen<'ctx, '_> {
         );
         let fp = self.fp_state()?;
         let mstatus = fp.mstatus;
-        let mut ok = if i.rm == 7 { fp.on_rne } else { fp.on };
+        let mut ok = fp.runs_natively(i.rm);
         let mut values = Vec::with_capacity(sources.len());
         for &r in sources {
             let v = if double {
@@ -1336,7 +1344,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.new_bb("cvt_done"),
         );
         let fp = self.fp_state()?;
-        let mut ok = if i.rm == 7 { fp.on_rne } else { fp.on };
+        let mut ok = fp.runs_natively(i.rm);
         let (bits, exponent, fty) = if conversion.double {
             let v = self
                 .b
@@ -1425,7 +1433,11 @@ impl<'ctx> Gen<'ctx, '_> {
             self.new_bb("xfp_fast"),
             self.new_bb("xfp_done"),
         );
-        let (mut ok, mstatus) = self.fp_enabled()?;
+        let FpEntry {
+            on: mut ok,
+            mstatus,
+            ..
+        } = self.fp_state()?;
         let double = matches!(i.op, FsgnjD | FsgnjnD | FsgnjxD | FeqD | FltD | FleD);
         // The f operands: singles' low halves (boxed) or doubles.
         let mut operands = Vec::with_capacity(2);
