@@ -597,18 +597,14 @@ impl Engine {
             flat: plat.flat_host_base().is_some(),
             unchecked: plat.flat_host_base().is_some() && plat.unchecked_memory(),
             opt,
-            // Under `--tier t2` every block needs a region before it runs: one that traced it
-            // already serves, instead of a new one per block. A re-optimised region replaces
-            // the fast one of its entry block only.
-            multi_entry: first && self.config.tier == Tier::T2,
         };
-        if env.multi_entry {
-            members.retain(|&(_, _, member_pc)| {
-                member_pc != pc && plan.blocks.iter().any(|b| b.pc == member_pc)
-            });
-        } else {
-            members.clear();
-        }
+        // The region serves every block it has (it is entered at `hart.pc`): under
+        // `--tier t2` a block that an earlier region traced needs no region of its own, and a
+        // hot loop nest entered at another block (an outer loop's `continue`, a budget exit)
+        // still runs in the optimised region instead of asking for one more per entry.
+        members.retain(|&(_, _, member_pc)| {
+            member_pc != pc && plan.blocks.iter().any(|b| b.pc == member_pc)
+        });
         let wait = if first {
             self.policy.t2_waits()
         } else {
@@ -638,21 +634,28 @@ impl Engine {
             .filter(|&(idx, host, _)| self.by_host.get(&host) == Some(&idx))
             .collect();
         let retired = self.t2.install(&f, &members);
-        // Tier 1's code for the block would bypass the region: it becomes a stub that calls
-        // the region, so compiled code reaches the region without the run loop. Without
+        // Tier 1's code for the region's blocks would bypass the region: it becomes a stub that
+        // calls the region, so compiled code reaches the region without the run loop. Without
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
         #[cfg(tier1)]
         if self.policy.t1_enabled() {
-            if let Err(e) = self.t1.install_native::<P>(f.block, f.pc, f.host, f.entry) {
-                tracing::debug!("tier 1 cannot call a region: {e}");
-                self.t1.supersede(f.block, f.host);
+            let entries = std::iter::once((f.block, f.host, f.pc)).chain(members.iter().copied());
+            for (idx, host, pc) in entries {
+                if let Err(e) = self.t1.install_native::<P>(idx, pc, host, f.entry) {
+                    tracing::debug!("tier 1 cannot call a region: {e}");
+                    self.t1.supersede(idx, host);
+                }
             }
         }
-        // Members need no such care: a jump-cache entry without a region is not settled while
-        // tier 2 is on, so the run loop looks the region up at the member's next entry. Entries
-        // of retired fast regions go too.
+        // Jump-cache entries of the region's blocks and of retired fast regions go: without a
+        // region such an entry is not settled while tier 2 is on, so the run loop looks the
+        // block's code up again at its next entry.
         for e in self.jump_cache.iter_mut() {
-            if (e.block == f.block && e.host == f.host) || retired.contains(&e.region) {
+            let of_region = (e.block == f.block && e.host == f.host)
+                || members
+                    .iter()
+                    .any(|&(idx, host, _)| e.block == idx && e.host == host);
+            if of_region || retired.contains(&e.region) {
                 *e = JumpEntry::EMPTY;
             }
         }

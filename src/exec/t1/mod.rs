@@ -259,7 +259,9 @@ impl Jit {
         let base = arena.next_addr();
         let mut e = Emitter::new(base);
         // The block registers hold the hart and the context; every guest register is in the
-        // hart (compiled code writes back before any transfer), as `native` expects.
+        // hart (compiled code writes back before any transfer), as `native` expects. A chained
+        // jump leaves `hart.pc` stale, and a region entered at several blocks reads it.
+        e.emit_store_imm32(templates::hart_pc(), pc);
         e.emit_mov64(Reg::Rdi, Reg::Rbx);
         e.emit_mov64(Reg::Rsi, Reg::Rbp);
         e.emit_call(native);

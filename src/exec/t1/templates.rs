@@ -50,7 +50,7 @@ fn mstatus() -> Mem {
     )
 }
 
-fn hart_pc() -> Mem {
+pub(super) fn hart_pc() -> Mem {
     Mem::at(HART, offset_of!(Hart, pc) as i32)
 }
 

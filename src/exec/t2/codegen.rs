@@ -65,10 +65,6 @@ pub struct CodegenEnv {
     pub unchecked: bool,
     /// How hard LLVM works on each region.
     pub opt: T2Opt,
-    /// The region may be entered at any of its blocks (`hart.pc` says which), so a block
-    /// that an earlier region traced needs no region of its own. `--tier t2` uses this to
-    /// compile each block about once instead of once per region that reaches it.
-    pub multi_entry: bool,
 }
 
 /// The LLVM pass pipeline for `opt`, if any. `Fast` runs none, not even `mem2reg`: under
@@ -207,8 +203,10 @@ pub fn build_region<'ctx>(
         g.blocks.insert(block.pc, bb);
     }
     let first = g.blocks[&plan.entry_pc];
-    if env.multi_entry && plan.blocks.len() > 1 {
-        // Enter at the block `hart.pc` names (the run loop enters only at region blocks).
+    if plan.blocks.len() > 1 {
+        // A region is entered at any of its blocks, the one `hart.pc` names: a block that an
+        // earlier region traced needs no region of its own, and a hot loop nest is one region
+        // however the guest enters it.
         let pc =
             g.b.build_load(i32t, g.hart_field(Layout::PC)?, "entry_pc")?
                 .into_int_value();
@@ -2131,7 +2129,6 @@ mod tests {
             flat: false,
             unchecked: false,
             opt: T2Opt::Fast,
-            multi_entry: false,
         };
         let context = Context::create();
         let module = context.create_module("test");

@@ -451,21 +451,25 @@ impl Tier2 {
             self.stats.reoptimised += 1;
         }
         for &(idx, _, pc) in members {
-            self.regions
-                .entry(idx)
-                .or_insert(Installed { pc, entry, opt });
+            let member = Installed { pc, entry, opt };
+            if opt == T2Opt::Full {
+                // The hot nest's other blocks: entering it anywhere runs optimised code.
+                self.regions.insert(idx, member);
+            } else {
+                self.regions.entry(idx).or_insert(member);
+            }
         }
         self.stats.regions_compiled += 1;
+        let mut contents: Vec<u32> = members.iter().map(|&(idx, _, _)| idx).collect();
+        contents.push(f.block);
         if opt == T2Opt::Fast {
-            let mut contents: Vec<u32> = members.iter().map(|&(idx, _, _)| idx).collect();
-            contents.push(f.block);
             self.fast_contents.insert(entry, contents);
             return Vec::new();
         }
         let retired: Vec<usize> = self
             .fast_contents
             .iter()
-            .filter(|(_, blocks)| blocks.contains(&f.block))
+            .filter(|(_, blocks)| blocks.iter().any(|b| contents.contains(b)))
             .map(|(&fast, _)| fast)
             .collect();
         for fast in &retired {
