@@ -740,7 +740,7 @@ fn random_fp_insn(rng: &mut Rng) -> u32 {
         let opcode = rng.pick(&[0x43, 0x47, 0x4b, 0x4f]);
         return rs3 << 27 | fmt << 25 | rs2 << 20 | rs1 << 15 | rm << 12 | rd << 7 | opcode;
     }
-    let (funct7, rs2, funct3) = match rng.below(12) {
+    let (funct7, rs2, funct3) = match rng.below(14) {
         0 => (fmt, rs2, rm),
         1 => (0x04 | fmt, rs2, rm),
         2 => (0x08 | fmt, rs2, rm),
@@ -752,6 +752,8 @@ fn random_fp_insn(rng: &mut Rng) -> u32 {
         8 => (0x68 | fmt, rng.below(2), rm),
         9 => (0x70, 0, 0),
         10 => (0x78, 0, 0),
+        11 => (0x14 | fmt, rs2, rng.below(2)),
+        12 => (0x70 | fmt, 0, 1),
         _ => (0x20 | fmt, 1 - fmt, rm),
     };
     r_type(funct7, rs2, rs1, funct3, rd, 0x53)
@@ -844,14 +846,61 @@ fn run_on(
 
 /// A floating-point value near a limit of its format (tiny, subnormal, huge, around 1),
 /// as a double or a boxed single, with a random mantissa.
+/// Few values, so that the pairs that matter come up often: signed zeros (fmin/fmax), each
+/// class (fclass), NaNs, and the ends of the word range (fcvt.w[u]), doubles and boxed singles.
+const F_SPECIALS: &[u64] = &[
+    0x0000_0000_0000_0000,
+    0x8000_0000_0000_0000,
+    0xffff_ffff_0000_0000, // +0f
+    0xffff_ffff_8000_0000, // -0f
+    0xfff0_0000_0000_0000, // -inf
+    0x7ff0_0000_0000_0001, // sNaN
+    0x8000_0000_0000_0001, // -subnormal
+    0x41ef_ffff_ffe0_0000, // 2^32 - 1
+    0xbfe0_0000_0000_0000, // -0.5
+    0x41df_ffff_ffe0_0000, // 2^31 - 1
+    0xffff_ffff_7fc0_0000, // qNaN f
+    0xffff_ffff_4f80_0000, // 2^32 f
+    0xffff_ffff_bf00_0000, // -0.5f
+    0xffff_ffff_3f80_0000, // 1.0f
+];
+
+/// An F/D instruction of those [`CaseKind::FloatSpecials`] tests: fmin/fmax, fclass, compares,
+/// and conversions to a signed or unsigned word (RTZ, RNE, dynamic or another mode).
+fn random_special_fp_insn(rng: &mut Rng) -> u32 {
+    let reg = |rng: &mut Rng| rng.below(32);
+    let (rd, rs1, rs2) = (reg(rng), reg(rng), reg(rng));
+    let rs2 = if rng.below(4) == 0 { rs1 } else { rs2 };
+    let fmt = rng.below(2);
+    let (funct7, rs2, funct3) = match rng.below(4) {
+        0 => (0x14 | fmt, rs2, rng.below(2)),
+        1 => (0x70 | fmt, 0, 1),
+        2 => (0x50 | fmt, rs2, rng.below(3)),
+        _ => (0x60 | fmt, rng.below(2), rng.pick(&[1, 1, 0, 7, 2, 3, 4])),
+    };
+    r_type(funct7, rs2, rs1, funct3, rd, 0x53)
+}
+
 fn near_limit_float(rng: &mut Rng) -> u64 {
     let sign = rng.below(2) as u64;
-    let mantissa = rng.next();
+    // One in four: a zero or an infinity, the smallest subnormal, a signalling or a quiet NaN
+    // (either sign), where fmin/fmax of zeros and fclass's classes differ.
+    let special = rng.below(4) == 0;
+    let mantissa = match special {
+        true => rng.pick(&[0u64, 0, 1, 1 << 51 | 1 << 22]),
+        false => rng.next(),
+    };
     if rng.below(2) == 0 {
-        let exp = rng.pick(&[0u64, 1, 2, 3, 0x34, 0x35, 0x36, 0x3fe, 0x3ff, 0x7fd, 0x7fe]);
+        let exp = match special {
+            true => rng.pick(&[0u64, 0x7ff]),
+            false => rng.pick(&[0u64, 1, 2, 3, 0x34, 0x35, 0x36, 0x3fe, 0x3ff, 0x7fd, 0x7fe]),
+        };
         sign << 63 | exp << 52 | mantissa & ((1 << 52) - 1)
     } else {
-        let exp = rng.pick(&[0u64, 1, 2, 3, 0x17, 0x18, 0x19, 0x7e, 0x7f, 0xfd, 0xfe]);
+        let exp = match special {
+            true => rng.pick(&[0u64, 0xff]),
+            false => rng.pick(&[0u64, 1, 2, 3, 0x17, 0x18, 0x19, 0x7e, 0x7f, 0xfd, 0xfe]),
+        };
         0xffff_ffff_0000_0000 | sign << 31 | exp << 23 | mantissa & ((1 << 23) - 1)
     }
 }
@@ -869,6 +918,9 @@ enum CaseKind {
     /// Only F/D computations on operands near the limits of their format (underflow,
     /// overflow, rounding near subnormals), then an ecall.
     FloatLimits,
+    /// Only min/max, classification, compares and conversions to a word, on a few special
+    /// values (signed zeros, infinities, NaNs, the ends of the integer range), then an ecall.
+    FloatSpecials,
 }
 
 fn check_case(seed: u64) {
@@ -881,6 +933,12 @@ fn check_case_of(seed: u64, kind: CaseKind) {
         CaseKind::Mixed => random_block(&mut rng),
         CaseKind::Region => random_region(&mut rng),
         CaseKind::IndirectLoops => random_region_of(&mut rng, true),
+        CaseKind::FloatSpecials => {
+            let n = 4 + rng.below(12);
+            let mut w: Vec<u32> = (0..n).map(|_| random_special_fp_insn(&mut rng)).collect();
+            w.push(0x0000_0073);
+            w
+        }
         CaseKind::FloatLimits => {
             let n = 1 + rng.below(12);
             let mut w: Vec<u32> = (0..n).map(|_| random_fp_insn(&mut rng)).collect();
@@ -910,13 +968,16 @@ fn check_case_of(seed: u64, kind: CaseKind) {
     for v in f.iter_mut() {
         *v = match (kind, rng.below(3)) {
             (CaseKind::FloatLimits, _) => near_limit_float(&mut rng),
+            // A third of them zeros: a pair of zeros of one format is where fmin/fmax differ.
+            (CaseKind::FloatSpecials, 0) => rng.pick(&F_SPECIALS[..4]),
+            (CaseKind::FloatSpecials, _) => rng.pick(F_SPECIALS),
             (_, 0) => rng.next(),
             _ => rng.pick(F_VALUES),
         };
     }
     let fp = RunSetup {
         flat: rng.below(3) == 0,
-        on: kind == CaseKind::FloatLimits || rng.below(4) != 0,
+        on: matches!(kind, CaseKind::FloatLimits | CaseKind::FloatSpecials) || rng.below(4) != 0,
         f,
         frm: rng.pick(&[0, 0, 0, 1, 2, 3, 4, 5]),
     };
@@ -1057,6 +1118,13 @@ fn every_tier_matches_interpreter_on_random_indirect_loops() {
 fn native_floating_point_matches_softfloat_near_format_limits() {
     for seed in seeds(lockstep_cases()) {
         check_case_of(seed, CaseKind::FloatLimits);
+    }
+}
+
+#[test]
+fn min_max_classification_and_conversions_of_special_values_match() {
+    for seed in seeds(lockstep_cases() / 6) {
+        check_case_of(seed, CaseKind::FloatSpecials);
     }
 }
 

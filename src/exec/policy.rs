@@ -231,12 +231,12 @@ impl Policy {
     }
 
     /// Whether a block with these instructions may be part of a tier-2 region. Tier 2 runs
-    /// FP loads and stores, the common F/D computations and the exact operations (sign
-    /// injection, moves, compares, widening conversions) natively, but calls helpers for the
-    /// rest (min/max, narrowing and float-to-integer conversions, classification, static
-    /// rounding modes other than RNE), many of which tier 1 runs on SSE: while tier 1 is on, a
-    /// block with such an instruction stays there (a region's exit leads to it). With tier 1
-    /// off (`--tier t2`) every block goes to tier 2.
+    /// FP loads and stores, the common F/D computations (narrowing included), conversions to
+    /// a word rounding to nearest or toward zero and the exact operations (sign injection,
+    /// moves, compares, min/max, classification, widening conversions) natively
+    /// (`native_fp::runs_natively`), but calls helpers for the rest (other rounding modes):
+    /// while tier 1 is on, a block with such an instruction stays there (a region's exit leads
+    /// to it). With tier 1 off (`--tier t2`) every block goes to tier 2.
     pub fn t2_takes(&self, insns: &[crate::isa::Insn]) -> bool {
         #[cfg(tier2)]
         let native = super::t2::native_fp::runs_natively;
@@ -291,6 +291,8 @@ mod tests {
         let fadd_rtz = crate::isa::decode(0x0010_1053); // fadd.s f0, f0, f1, rtz
         let fsgnj = crate::isa::decode(0x2010_0053); // fsgnj.s f0, f0, f1
         let fmin = crate::isa::decode(0x2810_0053); // fmin.s f0, f0, f1
+        let to_int_rdn = crate::isa::decode(0xc200_a553); // fcvt.w.d a0, f1, rdn
+        assert_eq!(to_int_rdn.op, crate::isa::Op::FcvtWD);
         let flw = crate::isa::decode(0x0005_2007); // flw f0, 0(a0)
         let addi = crate::isa::decode(0x0015_0513); // addi a0, a0, 1
         let auto = Policy::new(&EngineConfig::default());
@@ -303,13 +305,11 @@ mod tests {
             if cfg!(tier2) {
                 assert!(auto.t2_takes(&[addi, fadd, flw]));
                 assert!(auto.t2_takes(&[addi, fsgnj]), "exact: plain IR in tier 2");
+                assert!(auto.t2_takes(&[addi, fmin]), "exact: plain IR in tier 2");
             }
-            assert!(
-                !auto.t2_takes(&[addi, fmin]),
-                "a helper in tier 2, SSE in tier 1"
-            );
+            assert!(!auto.t2_takes(&[addi, to_int_rdn]), "a helper in tier 2");
             assert!(!auto.t2_takes(&[fadd_rtz, addi]), "only RNE runs natively");
         }
-        assert!(t2.t2_takes(&[addi, fadd, flw, fsgnj, fmin, fadd_rtz]));
+        assert!(t2.t2_takes(&[addi, fadd, flw, fsgnj, fmin, to_int_rdn, fadd_rtz]));
     }
 }

@@ -1256,7 +1256,10 @@ impl<'ctx> Gen<'ctx, '_> {
             return self.helper_insn(i, pc, index);
         };
         let NativeFp {
-            double, operands, ..
+            double,
+            source_double,
+            operands,
+            ..
         } = n;
         let sources = [i.rs1, i.rs2, i.rs3];
         let sources = &sources[..usize::from(operands)];
@@ -1271,7 +1274,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut ok = fp.runs_natively(i.rm);
         let mut values = Vec::with_capacity(sources.len());
         for &r in sources {
-            let v = if double {
+            let v = if source_double {
                 self.b
                     .build_load(self.i64t, self.f_reg(r)?, "")?
                     .into_int_value()
@@ -1291,15 +1294,17 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             (self.context.f32_type(), self.i32t)
         };
-        let to_float = |v: IntValue<'ctx>| -> Result<BasicMetadataValueEnum<'ctx>> {
-            Ok(self.b.build_bit_cast(v, fty, "")?.into())
+        let source_fty = if source_double {
+            self.context.f64_type()
+        } else {
+            self.context.f32_type()
         };
         let (code, constraints) = n.asm();
         let mut params: Vec<BasicMetadataTypeEnum<'ctx>> = Vec::new();
         let mut args: Vec<BasicMetadataValueEnum<'ctx>> = Vec::new();
         for &v in &values {
-            params.push(fty.into());
-            args.push(to_float(v)?);
+            params.push(source_fty.into());
+            args.push(self.b.build_bit_cast(v, source_fty, "")?.into());
         }
         let ty = fty.fn_type(&params, false);
         let asm = self
@@ -1343,19 +1348,29 @@ impl<'ctx> Gen<'ctx, '_> {
         );
         let fp = self.fp_state()?;
         let mut ok = fp.runs_natively(i.rm);
+        // The biased exponent; to an unsigned word with the sign bit above it, so a negative
+        // source is never below the limit.
         let (bits, exponent, fty) = if conversion.double {
             let v = self
                 .b
                 .build_load(self.i64t, self.f_reg(i.rs1)?, "")?
                 .into_int_value();
             let e = self.b.build_right_shift(v, self.c64(52), false, "")?;
-            let e = self.b.build_and(e, self.c64(0x7ff), "")?;
+            let e = if conversion.unsigned {
+                e
+            } else {
+                self.b.build_and(e, self.c64(0x7ff), "")?
+            };
             (v, e, self.context.f64_type())
         } else {
             let (v, boxed) = self.single(i.rs1)?;
             ok = self.b.build_and(ok, boxed, "")?;
             let e = self.b.build_right_shift(v, self.c32(23), false, "")?;
-            let e = self.b.build_and(e, self.c32(0xff), "")?;
+            let e = if conversion.unsigned {
+                e
+            } else {
+                self.b.build_and(e, self.c32(0xff), "")?
+            };
             let e = self.b.build_int_z_extend(e, self.i64t, "")?;
             (v, e, self.context.f32_type())
         };
@@ -1436,12 +1451,15 @@ impl<'ctx> Gen<'ctx, '_> {
             mstatus,
             ..
         } = self.fp_state()?;
-        let double = matches!(i.op, FsgnjD | FsgnjnD | FsgnjxD | FeqD | FltD | FleD);
+        let double = matches!(
+            i.op,
+            FsgnjD | FsgnjnD | FsgnjxD | FeqD | FltD | FleD | FminD | FmaxD | FclassD
+        );
         // The f operands: singles' low halves (boxed) or doubles.
         let mut operands = Vec::with_capacity(2);
         let f_sources: &[u8] = match i.op {
             FmvWX | FcvtDW | FcvtDWu => &[],
-            FmvXW | FcvtDS => &[i.rs1],
+            FmvXW | FcvtDS | FclassS | FclassD => &[i.rs1],
             _ => &[i.rs1, i.rs2],
         };
         for &r in f_sources {
@@ -1460,7 +1478,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 operands.push(v);
             }
         }
-        if matches!(i.op, FeqS | FltS | FleS | FeqD | FltD | FleD | FcvtDS) {
+        if matches!(
+            i.op,
+            FeqS | FltS | FleS | FeqD | FltD | FleD | FminS | FmaxS | FminD | FmaxD | FcvtDS
+        ) {
             for &v in &operands {
                 let nan = self.is_nan(v)?;
                 let not_nan = self.b.build_not(nan, "")?;
@@ -1524,6 +1545,14 @@ impl<'ctx> Gen<'ctx, '_> {
                 let r = self.b.build_int_z_extend(r, self.i32t, "")?;
                 self.set_reg(i.rd, r)?;
             }
+            FminS | FmaxS | FminD | FmaxD => {
+                let r = self.min_max(operands[0], operands[1], matches!(i.op, FminS | FminD))?;
+                self.write_f(i.rd, r, mstatus)?;
+            }
+            FclassS | FclassD => {
+                let r = self.classify(operands[0])?;
+                self.set_reg(i.rd, r)?;
+            }
             FcvtDS => {
                 let a = self
                     .b
@@ -1547,6 +1576,89 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         self.b.build_unconditional_branch(done)?;
         self.fp_unusual_then(i, pc, index, slow, done)
+    }
+
+    /// `fmin` (`min`) or `fmax` of the single (`i32`) or double (`i64`) bits `a` and `b`,
+    /// neither a NaN: the smaller (larger) by an ordered compare; for equal values the bits'
+    /// OR (AND), which differ only for zeros, where -0 is the smaller.
+    fn min_max(&self, a: IntValue<'ctx>, b: IntValue<'ctx>, min: bool) -> Result<IntValue<'ctx>> {
+        let fty = if a.get_type().get_bit_width() == 64 {
+            self.context.f64_type()
+        } else {
+            self.context.f32_type()
+        };
+        let af = self.b.build_bit_cast(a, fty, "")?.into_float_value();
+        let bf = self.b.build_bit_cast(b, fty, "")?.into_float_value();
+        let (first, second, equal) = if min {
+            (af, bf, self.b.build_or(a, b, "")?)
+        } else {
+            (bf, af, self.b.build_and(a, b, "")?)
+        };
+        // min: `a < b` picks a, `a > b` picks b; max: `b < a` picks a, `b > a` picks b.
+        let picks_a =
+            self.b
+                .build_float_compare(inkwell::FloatPredicate::OLT, first, second, "")?;
+        let picks_b =
+            self.b
+                .build_float_compare(inkwell::FloatPredicate::OGT, first, second, "")?;
+        let r = self.b.build_select(picks_b, b, equal, "")?.into_int_value();
+        Ok(self.b.build_select(picks_a, a, r, "")?.into_int_value())
+    }
+
+    /// `fclass` of the single (`i32`) or double (`i64`) bits `v`: the one-hot class mask.
+    fn classify(&self, v: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let ty = v.get_type();
+        let (width, mantissa) = if ty.get_bit_width() == 64 {
+            (64u64, 52u64)
+        } else {
+            (32, 23)
+        };
+        let c = |x: u64| ty.const_int(x, false);
+        let exp_max = (1u64 << (width - 1 - mantissa)) - 1;
+        let negative = self.b.build_right_shift(v, c(width - 1), false, "")?;
+        let negative = self
+            .b
+            .build_int_compare(IntPredicate::NE, negative, c(0), "")?;
+        let exponent = self.b.build_right_shift(v, c(mantissa), false, "")?;
+        let exponent = self.b.build_and(exponent, c(exp_max), "")?;
+        let fraction = self.b.build_and(v, c((1u64 << mantissa) - 1), "")?;
+        let eq =
+            |x: IntValue<'ctx>, k: u64| self.b.build_int_compare(IntPredicate::EQ, x, c(k), "");
+        let zero_fraction = eq(fraction, 0)?;
+        let quiet = self.b.build_right_shift(v, c(mantissa - 1), false, "")?;
+        let quiet = self.b.build_and(quiet, c(1), "")?;
+        let quiet = eq(quiet, 1)?;
+        let bit = |n: u32| self.c32(n);
+        let sign_pick = |neg: u32, pos: u32| self.b.build_select(negative, bit(neg), bit(pos), "");
+        // Classes (the bit numbers of the mask): 0 -inf, 1 -normal, 2 -subnormal, 3 -0,
+        // 4 +0, 5 +subnormal, 6 +normal, 7 +inf, 8 signalling NaN, 9 quiet NaN.
+        let infinity = sign_pick(0, 7)?.into_int_value();
+        let nan = self
+            .b
+            .build_select(quiet, bit(9), bit(8), "")?
+            .into_int_value();
+        let special = self
+            .b
+            .build_select(zero_fraction, infinity, nan, "")?
+            .into_int_value();
+        let zero = sign_pick(3, 4)?.into_int_value();
+        let subnormal = sign_pick(2, 5)?.into_int_value();
+        let tiny = self
+            .b
+            .build_select(zero_fraction, zero, subnormal, "")?
+            .into_int_value();
+        let normal = sign_pick(1, 6)?.into_int_value();
+        let is_special = eq(exponent, exp_max)?;
+        let is_tiny = eq(exponent, 0)?;
+        let class = self
+            .b
+            .build_select(is_tiny, tiny, normal, "")?
+            .into_int_value();
+        let class = self
+            .b
+            .build_select(is_special, special, class, "")?
+            .into_int_value();
+        Ok(self.b.build_left_shift(self.c32(1), class, "")?)
     }
 
     /// The TLB entry for `va` in the read or write array, and whether its tag matches `va`

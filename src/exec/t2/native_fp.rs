@@ -1,5 +1,6 @@
-//! Tier 2's native F/D arithmetic: `fadd`, `fsub`, `fmul`, `fdiv`, `fsqrt` and (on hosts with
-//! FMA3) the four fused multiply-adds, single and double, as one SSE/FMA instruction each (LLVM
+//! Tier 2's native F/D arithmetic: `fadd`, `fsub`, `fmul`, `fdiv`, `fsqrt`, (on hosts with
+//! FMA3) the four fused multiply-adds, single and double, and the narrowing `fcvt.s.d`, as one
+//! SSE/FMA instruction each (LLVM
 //! inline assembly), bit-exact with the SoftFloat interpreter under the rules tier 1's GEN_FP
 //! follows (docs/codegen.md): only round-to-nearest-even runs natively, a NaN result or a
 //! badly boxed single goes to the helper, which recomputes the instruction, and MXCSR's flags
@@ -17,9 +18,11 @@ use crate::isa::Op;
 pub struct NativeFp {
     /// The SSE instruction (AT&T syntax).
     pub mnemonic: &'static str,
-    /// Double precision (else single, NaN-boxed in the f registers).
+    /// The result is a double (else a single, NaN-boxed in the f registers).
     pub double: bool,
-    /// Source operands: 1 (`fsqrt`), 2, or 3 (fused multiply-adds).
+    /// The sources are doubles: as the result, except for the narrowing `fcvt.s.d`.
+    pub source_double: bool,
+    /// Source operands: 1 (`fsqrt`, `fcvt.s.d`), 2, or 3 (fused multiply-adds).
     pub operands: u8,
 }
 
@@ -37,6 +40,9 @@ pub fn native(op: Op) -> Option<NativeFp> {
         FmulD => ("mulsd", true, 2),
         FdivD => ("divsd", true, 2),
         FsqrtD => ("sqrtsd", true, 1),
+        // Narrowing rounds like the arithmetic (RNE by MXCSR), with the same flags: overflow,
+        // underflow (tiny after rounding, as RISC-V) and inexact; an sNaN raises invalid.
+        FcvtSD => ("cvtsd2ss", false, 1),
         // RISC-V fnmsub is -(a*b)+c, x86's vfnmadd; fnmadd is -(a*b)-c, x86's vfnmsub.
         FmaddS => ("vfmadd231ss", false, 3),
         FmsubS => ("vfmsub231ss", false, 3),
@@ -54,14 +60,16 @@ pub fn native(op: Op) -> Option<NativeFp> {
     Some(NativeFp {
         mnemonic,
         double,
+        source_double: double || op == FcvtSD,
         operands,
     })
 }
 
 /// F/D operations that never round, so tier 2 builds them from plain LLVM IR (bit operations,
-/// ordered compares, exact widening conversions) when no operand is a NaN and singles are
-/// NaN-boxed; anything else goes to the helper. Sign injection and moves raise no flags at
-/// all; compares and conversions of non-NaN operands raise none either.
+/// ordered compares, exact widening conversions, classification) when singles are NaN-boxed
+/// and, for compares, `fmin`/`fmax` and `fcvt.d.s`, no operand is a NaN; anything else goes to
+/// the helper. Sign injection, moves and `fclass` raise no flags at all; compares, `fmin`,
+/// `fmax` and conversions of non-NaN operands raise none either.
 pub fn is_exact(op: Op) -> bool {
     use Op::*;
     matches!(
@@ -80,19 +88,28 @@ pub fn is_exact(op: Op) -> bool {
             | FeqD
             | FltD
             | FleD
+            | FminS
+            | FmaxS
+            | FminD
+            | FmaxD
+            | FclassS
+            | FclassD
             | FcvtDS
             | FcvtDW
             | FcvtDWu
     )
 }
 
-/// How tier 2 converts to a signed 32-bit integer natively (`fcvt.w.s`, `fcvt.w.d`).
+/// How tier 2 converts to a 32-bit integer natively (`fcvt.w[u].s`, `fcvt.w[u].d`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ToInt {
     /// The source is a double (else a NaN-boxed single).
     pub double: bool,
     /// Round toward zero (`rm` = RTZ: C's casts), else to nearest even.
     pub truncate: bool,
+    /// To an unsigned word (`fcvt.wu`): natively only for sources with the sign bit clear,
+    /// below 2^31 like the signed ones, where both conversions give the same bits.
+    pub unsigned: bool,
 }
 
 impl ToInt {
@@ -121,13 +138,15 @@ impl ToInt {
     }
 }
 
-/// The native form of `i` if it is a conversion to a signed word tier 2 does natively: rounding
+/// The native form of `i` if it is a conversion to a word tier 2 does natively: rounding
 /// toward zero, to nearest even, or dynamic (then `frm` = RNE is checked at run time, and the
 /// conversion rounds by MXCSR, which is RNE).
 pub fn to_int(i: &crate::isa::Insn) -> Option<ToInt> {
-    let double = match i.op {
-        Op::FcvtWD => true,
-        Op::FcvtWS => false,
+    let (double, unsigned) = match i.op {
+        Op::FcvtWD => (true, false),
+        Op::FcvtWS => (false, false),
+        Op::FcvtWuD => (true, true),
+        Op::FcvtWuS => (false, true),
         _ => return None,
     };
     let truncate = match i.rm {
@@ -135,13 +154,17 @@ pub fn to_int(i: &crate::isa::Insn) -> Option<ToInt> {
         0 | 7 => false,
         _ => return None,
     };
-    Some(ToInt { double, truncate })
+    Some(ToInt {
+        double,
+        truncate,
+        unsigned,
+    })
 }
 
 /// Whether tier 2 runs instruction `i` natively when it is an F/D instruction: FP loads and
 /// stores always (their fast path is inline), computations with a native form when their
 /// rounding mode is round-to-nearest-even or dynamic (checked for RNE at run time), the
-/// exact operations ([`is_exact`]) and conversions to a signed word ([`to_int`]).
+/// exact operations ([`is_exact`]) and conversions to a word ([`to_int`]).
 pub fn runs_natively(i: &crate::isa::Insn) -> bool {
     use crate::isa::ops::OpClass;
     match i.op.class() {
@@ -204,10 +227,18 @@ mod tests {
         }
         assert_eq!(natives, expected);
         // Exact operations are plain IR; rounding ones without a native form are helpers.
-        for op in [Op::FsgnjxD, Op::FmvXW, Op::FleS, Op::FcvtDS, Op::FcvtDWu] {
+        for op in [
+            Op::FsgnjxD,
+            Op::FmvXW,
+            Op::FleS,
+            Op::FminS,
+            Op::FclassD,
+            Op::FcvtDS,
+            Op::FcvtDWu,
+        ] {
             assert!(is_exact(op) && native(op).is_none(), "{op:?}");
         }
-        for op in [Op::FminS, Op::FcvtSD, Op::FcvtWD, Op::FclassD, Op::FaddS] {
+        for op in [Op::FcvtSD, Op::FcvtWD, Op::FcvtWuS, Op::FaddS] {
             assert!(!is_exact(op), "{op:?}");
         }
         // Conversions to a signed word: RTZ, RNE and dynamic; not RDN, RUP, RMM or unsigned.
@@ -230,7 +261,12 @@ mod tests {
         }
         cvt.op = Op::FcvtWuD;
         cvt.rm = 1;
+        assert!(to_int(&cvt).unwrap().unsigned);
+        cvt.op = Op::FcvtSD;
         assert_eq!(to_int(&cvt), None);
+        let narrow = native(Op::FcvtSD).unwrap();
+        assert!(narrow.source_double && !narrow.double && narrow.operands == 1);
+        assert!(native(Op::FaddD).unwrap().source_double);
         let (code, constraints) = native(Op::FdivD).unwrap().asm();
         assert_eq!(code, "divsd $2, $0");
         assert_eq!(constraints, "=x,0,x");
