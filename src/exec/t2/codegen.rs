@@ -1628,9 +1628,11 @@ impl<'ctx> Gen<'ctx, '_> {
         let quiet = self.b.build_right_shift(v, c(mantissa - 1), false, "")?;
         let quiet = self.b.build_and(quiet, c(1), "")?;
         let quiet = eq(quiet, 1)?;
-        let bit = |n: u32| self.c32(n);
+        // The mask itself, not `1 << class`: no shift for LLVM to vectorize (see the worker's
+        // pass options).
+        let bit = |n: u32| self.c32(1 << n);
         let sign_pick = |neg: u32, pos: u32| self.b.build_select(negative, bit(neg), bit(pos), "");
-        // Classes (the bit numbers of the mask): 0 -inf, 1 -normal, 2 -subnormal, 3 -0,
+        // Classes (bits of the mask): 0 -inf, 1 -normal, 2 -subnormal, 3 -0,
         // 4 +0, 5 +subnormal, 6 +normal, 7 +inf, 8 signalling NaN, 9 quiet NaN.
         let infinity = sign_pick(0, 7)?.into_int_value();
         let nan = self
@@ -1658,7 +1660,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_select(is_special, special, class, "")?
             .into_int_value();
-        Ok(self.b.build_left_shift(self.c32(1), class, "")?)
+        Ok(class)
     }
 
     /// The TLB entry for `va` in the read or write array, and whether its tag matches `va`

@@ -393,8 +393,15 @@ fn compile_one<'ctx>(
         .verify()
         .map_err(|e| format!("invalid IR for region {:#x}: {e}", job.plan.entry_pc))?;
     if let Some(passes) = super::codegen::passes(job.env.opt) {
+        // No vectorizers: a region's MXCSR flags are the guest's `fflags` (native FP), and
+        // LLVM lowers some vector integer operations through SSE float conversions (a
+        // variable shift became `pslld $23` + `cvttps2dq`), which raise inexact on lanes the
+        // region never uses. Guest code is scalar; regions lose nothing measurable.
+        let options = PassBuilderOptions::create();
+        options.set_loop_vectorization(false);
+        options.set_loop_slp_vectorization(false);
         module
-            .run_passes(passes, machine, PassBuilderOptions::create())
+            .run_passes(passes, machine, options)
             .map_err(|e| e.to_string())?;
     }
     write_ir("opt");
