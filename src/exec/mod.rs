@@ -634,29 +634,36 @@ impl Engine {
             .filter(|&(idx, host, _)| self.by_host.get(&host) == Some(&idx))
             .collect();
         let retired = self.t2.install(&f, &members);
+        // Every block the region is now the code of: its entry, then its members.
+        let blocks: Vec<t2::Member> = std::iter::once((f.block, f.host, f.pc))
+            .chain(members)
+            .collect();
         // Tier 1's code for the region's blocks would bypass the region: it becomes a stub that
         // calls the region, so compiled code reaches the region without the run loop. Without
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
         #[cfg(tier1)]
         if self.policy.t1_enabled() {
-            let entries = std::iter::once((f.block, f.host, f.pc)).chain(members.iter().copied());
-            for (idx, host, pc) in entries {
+            for &(idx, host, pc) in &blocks {
                 if let Err(e) = self.t1.install_native::<P>(idx, pc, host, f.entry) {
                     tracing::debug!("tier 1 cannot call a region: {e}");
                     self.t1.supersede(idx, host);
                 }
             }
         }
-        // Jump-cache entries of the region's blocks and of retired fast regions go: without a
-        // region such an entry is not settled while tier 2 is on, so the run loop looks the
-        // block's code up again at its next entry.
-        for e in self.jump_cache.iter_mut() {
-            let of_region = (e.block == f.block && e.host == f.host)
-                || members
-                    .iter()
-                    .any(|&(idx, host, _)| e.block == idx && e.host == host);
-            if of_region || retired.contains(&e.region) {
+        // Jump-cache entries of the region's blocks (each in its pc's slot) and of retired
+        // fast regions go: without a region such an entry is not settled while tier 2 is on,
+        // so the run loop looks the block's code up again at its next entry.
+        for (idx, host, pc) in blocks {
+            let e = &mut self.jump_cache[contract::jump_slot(pc)];
+            if e.block == idx && e.host == host {
                 *e = JumpEntry::EMPTY;
+            }
+        }
+        if !retired.is_empty() {
+            for e in self.jump_cache.iter_mut() {
+                if retired.contains(&e.region) {
+                    *e = JumpEntry::EMPTY;
+                }
             }
         }
         f.entry
