@@ -6,6 +6,9 @@
 //!   mem2reg under `T2Opt::Full`): loaded at entry, written back at every exit and trap;
 //!   before a helper that runs an instruction, only the operands it reads are stored, and a
 //!   helper that writes `x[rd]` is followed by a reload of that register.
+//! - In fully optimised regions the f registers are promoted the same way (a loop's FP values
+//!   then stay in host registers); fast regions, which no pass optimises, read and write them
+//!   in the hart, which costs the same as a stack slot and keeps their IR (compile time) small.
 //! - `instret` is a local too: it is advanced by each block's instruction count at the block's
 //!   end (precisely what the interpreter counts), stored at exits and before helpers.
 //! - Every exit branches to one shared exit block, which writes back the registers the region
@@ -162,6 +165,18 @@ pub fn build_region<'ctx>(
     }
     used &= !1;
     written &= !1;
+    // The f registers likewise, promoted only where LLVM's passes run.
+    let (mut f_used, mut f_written) = (0u32, 0u32);
+    if env.opt == T2Opt::Full {
+        for insn in plan.blocks.iter().flat_map(|b| &b.insns) {
+            let info = insn.op.info();
+            f_used |= fp_sources(insn);
+            if info.fp_write {
+                f_used |= 1 << (insn.rd & 31);
+                f_written |= 1 << (insn.rd & 31);
+            }
+        }
+    }
 
     let mut g = Gen {
         context,
@@ -174,6 +189,9 @@ pub fn build_region<'ctx>(
         i64t: context.i64_type(),
         regs: [None; 32],
         written,
+        f_regs: [None; 32],
+        f_written,
+        fp_dirty: None,
         instret: ptrt.const_null(),
         cap: ptrt.const_null(),
         entry_instret: context.i64_type().const_zero(),
@@ -196,7 +214,7 @@ pub fn build_region<'ctx>(
         .iter()
         .flat_map(|b| &b.insns)
         .any(|i| matches!(i.op.class(), OpClass::Fp | OpClass::FpMem));
-    g.prologue(used, uses_fp)?;
+    g.prologue(used, f_used, uses_fp)?;
     g.exit_bb = Some(context.append_basic_block(func, "exit"));
     for block in &plan.blocks {
         let bb = context.append_basic_block(func, &format!("b_{:08x}", block.pc));
@@ -241,6 +259,14 @@ struct Gen<'ctx, 'a> {
     regs: [Option<PointerValue<'ctx>>; 32],
     /// Registers the region may write (written back at exits).
     written: u32,
+    /// `alloca i64` of each f register a fully optimised region uses (`None`: in the hart).
+    f_regs: [Option<PointerValue<'ctx>>; 32],
+    /// f registers kept in `f_regs` that the region may write (written back at exits).
+    f_written: u32,
+    /// With `f_regs`: `alloca i32` of the `mstatus` bits (FS dirty, SD) that the region's
+    /// f register writes set; the exit ORs them into the hart's `mstatus`. A store per write
+    /// (the interpreter's) would stay in loops: LLVM cannot tell the hart from guest memory.
+    fp_dirty: Option<PointerValue<'ctx>>,
     /// `alloca i64`: retired instructions up to the current block's start.
     instret: PointerValue<'ctx>,
     /// `alloca i64`: the region goes on to another of its blocks only while `instret` is
@@ -323,7 +349,7 @@ impl<'ctx> Gen<'ctx, '_> {
         })
     }
 
-    fn prologue(&mut self, used: u32, uses_fp: bool) -> Result<()> {
+    fn prologue(&mut self, used: u32, f_used: u32, uses_fp: bool) -> Result<()> {
         if uses_fp {
             let mstatus = self
                 .b
@@ -357,6 +383,19 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.b.build_store(slot, v)?;
                 self.regs[r as usize] = Some(slot);
             }
+        }
+        for r in 0..32u8 {
+            if f_used & (1 << r) != 0 {
+                let slot = self.b.build_alloca(self.i64t, &format!("f{r}"))?;
+                let v = self.b.build_load(self.i64t, self.f_reg_in_hart(r)?, "")?;
+                self.b.build_store(slot, v)?;
+                self.f_regs[r as usize] = Some(slot);
+            }
+        }
+        if f_used != 0 {
+            let slot = self.b.build_alloca(self.i32t, "fp_dirty")?;
+            self.b.build_store(slot, self.c32(0))?;
+            self.fp_dirty = Some(slot);
         }
         self.instret = self.b.build_alloca(self.i64t, "instret")?;
         let v = self
@@ -432,7 +471,24 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_store(self.hart_field(Layout::X + 4 * r as u64)?, v)?;
             }
         }
+        self.write_back_fp()?;
         self.store_instret(extra)
+    }
+
+    /// Store the f registers the region keeps in `alloca`s and may have written, and OR the
+    /// `mstatus` bits their writes set ([`Gen::fp_dirty`]) into the hart's.
+    fn write_back_fp(&self) -> Result<()> {
+        for r in 0..32u8 {
+            self.write_back_f(r)?;
+        }
+        if let Some(slot) = self.fp_dirty {
+            let dirty = self.b.build_load(self.i32t, slot, "")?.into_int_value();
+            let ptr = self.hart_field(Layout::MSTATUS)?;
+            let mstatus = self.b.build_load(self.i32t, ptr, "")?.into_int_value();
+            let mstatus = self.b.build_or(mstatus, dirty, "")?;
+            self.b.build_store(ptr, mstatus)?;
+        }
+        Ok(())
     }
 
     /// Before a helper that runs instruction `i` from the hart: store the integer registers
@@ -530,6 +586,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_store(self.hart_field(Layout::X + 4 * r as u64)?, v)?;
             }
         }
+        self.write_back_fp()?;
         let base = self
             .b
             .build_load(self.i64t, self.instret, "")?
@@ -961,6 +1018,11 @@ impl<'ctx> Gen<'ctx, '_> {
             _ => self.helpers().fp,
         };
         self.write_back_operands(i)?;
+        for r in 0..32u8 {
+            if fp_sources(i) & (1 << r) != 0 {
+                self.write_back_f(r)?;
+            }
+        }
         let [lo, hi] = abi::insn_words(i);
         let ty = self.i32t.fn_type(
             &[
@@ -975,6 +1037,9 @@ impl<'ctx> Gen<'ctx, '_> {
         self.trap_if(status, pc, index)?;
         if i.op.info().int_write {
             self.reload(i.rd)?;
+        }
+        if i.op.info().fp_write {
+            self.reload_f(i.rd)?;
         }
         if i.op.class() != OpClass::Fp {
             self.code_written_if(status, next_pc, index)?;
@@ -1056,8 +1121,14 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// `mstatus |= FS | SD` (`mstatus` as loaded before): an f register was written, as the
-    /// interpreter marks it.
+    /// interpreter marks it. With promoted f registers, the bits wait in `fp_dirty` for the
+    /// exit.
     fn mark_fp_dirty(&self, mstatus: IntValue<'ctx>) -> Result<()> {
+        if let Some(slot) = self.fp_dirty {
+            self.b
+                .build_store(slot, self.c32(MSTATUS_FS | MSTATUS_SD))?;
+            return Ok(());
+        }
         let dirty = self
             .b
             .build_or(mstatus, self.c32(MSTATUS_FS | MSTATUS_SD), "")?;
@@ -1237,9 +1308,37 @@ impl<'ctx> Gen<'ctx, '_> {
         )?))
     }
 
-    /// The hart's `f[r]`.
+    /// Where `f[r]` lives in the region: its `alloca`, or the hart's field.
     fn f_reg(&self, r: u8) -> Result<PointerValue<'ctx>> {
+        match self.f_regs[usize::from(r & 31)] {
+            Some(slot) => Ok(slot),
+            None => self.f_reg_in_hart(r),
+        }
+    }
+
+    /// The hart's `f[r]`.
+    fn f_reg_in_hart(&self, r: u8) -> Result<PointerValue<'ctx>> {
         self.hart_field(Layout::F + 8 * u64::from(r & 31))
+    }
+
+    /// Store `f[r]` to the hart if the region keeps it in an `alloca` and may have changed it.
+    fn write_back_f(&self, r: u8) -> Result<()> {
+        if let Some(slot) = self.f_regs[usize::from(r & 31)] {
+            if self.f_written & (1 << (r & 31)) != 0 {
+                let v = self.b.build_load(self.i64t, slot, "")?;
+                self.b.build_store(self.f_reg_in_hart(r)?, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reload `f[r]` from the hart into its `alloca` (a helper wrote it).
+    fn reload_f(&self, r: u8) -> Result<()> {
+        if let Some(slot) = self.f_regs[usize::from(r & 31)] {
+            let v = self.b.build_load(self.i64t, self.f_reg_in_hart(r)?, "")?;
+            self.b.build_store(slot, v)?;
+        }
+        Ok(())
     }
 
     /// The F/D computation `i` (with a native form, rounding RNE or dynamic) at `pc`, the
@@ -2211,6 +2310,19 @@ enum Flow {
 }
 
 /// The integer type of `size` bytes.
+/// The f registers instruction `i` reads, as a mask of register numbers.
+fn fp_sources(i: &Insn) -> u32 {
+    let reads = i.op.info().fp_reads;
+    [
+        (crate::isa::ops::RS1, i.rs1),
+        (crate::isa::ops::RS2, i.rs2),
+        (crate::isa::ops::RS3, i.rs3),
+    ]
+    .iter()
+    .filter(|&&(bit, _)| reads & bit != 0)
+    .fold(0, |mask, &(_, r)| mask | 1 << (r & 31))
+}
+
 fn ty_of(context: &Context, size: u32) -> IntType<'_> {
     match size {
         1 => context.i8_type(),
