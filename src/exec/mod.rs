@@ -578,9 +578,13 @@ impl Engine {
             if b.straddle.is_some() || !self.policy.t2_takes(&b.insns) {
                 return None;
             }
-            // A block re-optimised on its own is left to its region (a fast one would
-            // retire, see `Tier2::install`).
-            if opt == T2Opt::Fast && self.t2.has_full_region(i) {
+            // A fast region stops at a block that already has a region (it is entered at
+            // any of its blocks) and exits to it: compiling the block again would cost as
+            // much as its first compile. A block re-optimised on its own is left to its
+            // region too (a fast one would retire, see `Tier2::install`).
+            if opt == T2Opt::Fast
+                && (self.t2.has_full_region(i) || self.t2.region_for(i, target) != 0)
+            {
                 return None;
             }
             members.push((i, target_host, target));
