@@ -381,12 +381,22 @@ impl<'ctx> Gen<'ctx, '_> {
                 on_rne,
             });
         }
+        // A fast region works on the hart's registers in place: no pass would promote a
+        // stack copy, and copying in at the entry, out at the exit and around helpers was IR
+        // (compile time) and memory traffic for nothing.
+        let in_place = self.env.opt == T2Opt::Fast;
+        if in_place {
+            self.written = 0;
+        }
         for r in 1..32u8 {
             if used & (1 << r) != 0 {
+                let field = self.hart_field(Layout::X + 4 * r as u64)?;
+                if in_place {
+                    self.regs[r as usize] = Some(field);
+                    continue;
+                }
                 let slot = self.b.build_alloca(self.i32t, &format!("x{r}"))?;
-                let v =
-                    self.b
-                        .build_load(self.i32t, self.hart_field(Layout::X + 4 * r as u64)?, "")?;
+                let v = self.b.build_load(self.i32t, field, "")?;
                 self.b.build_store(slot, v)?;
                 self.regs[r as usize] = Some(slot);
             }
@@ -525,8 +535,11 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// Reload `x[r]` from the hart (a helper wrote it).
+    /// Reload `x[r]` from the hart (a helper wrote it), unless the region works in place.
     fn reload(&self, r: u8) -> Result<()> {
+        if self.env.opt == T2Opt::Fast {
+            return Ok(());
+        }
         if let Some(slot) = self.regs[r as usize & 31].filter(|_| r != 0) {
             let v = self
                 .b
