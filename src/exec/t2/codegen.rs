@@ -5,7 +5,8 @@
 //! - Guest registers the region touches live in `alloca`s (promoted to SSA values by LLVM's
 //!   mem2reg under `T2Opt::Full`): loaded at entry, written back at every exit and trap;
 //!   before a helper that runs an instruction, only the operands it reads are stored, and a
-//!   helper that writes `x[rd]` is followed by a reload of that register.
+//!   helper that writes `x[rd]` is followed by a reload of that register. Fast regions, which
+//!   no pass optimises, use the hart's registers in place.
 //! - In fully optimised regions the f registers are promoted the same way (a loop's FP values
 //!   then stay in host registers); fast regions, which no pass optimises, read and write them
 //!   in the hart, which costs the same as a stack slot and keeps their IR (compile time) small.
