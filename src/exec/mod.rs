@@ -565,8 +565,10 @@ impl Engine {
         let entry = t2::region::RegionBlock::new(pc, &self.blocks[idx as usize], predict);
         // Blocks of the entry page are reached through the translation validated at the
         // region's entry: a pc in it is at the same offset from the entry's host address.
-        // Return sites only for regions compiled with full optimisation (hot code).
-        let follow_calls = opt == T2Opt::Full;
+        // Return sites too: with tracing stopping at blocks that have a region, fewer and
+        // larger fast regions cost less to compile (a boot: 5 200 regions instead of 12 900,
+        // compile CPU 16.8 -> 14.2 s), and a return goes on in the region.
+        let follow_calls = true;
         let mut members = Vec::new();
         let plan = t2::region::RegionPlan::trace(entry, follow_calls, |target| {
             let target_host = host.wrapping_add(target.wrapping_sub(pc) as i32 as isize as usize);
