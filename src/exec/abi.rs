@@ -7,7 +7,8 @@
 //! Status convention: 0 = go on, [`STATUS_TRAP`] = the instruction trapped (the trap is in
 //! `RunState::trap`), [`STATUS_CODE_WRITTEN`] = a store hit a page holding code (leave the
 //! block after this instruction). The reporting loads and stores that tier 2's fast regions
-//! call for every access also set [`STATUS_OFF_TLB`].
+//! call for every access also clear `RunState::region_cap` where an inline path would have
+//! missed.
 
 use crate::cpu::{fpu, Access, Hart};
 use crate::exec::contract::{between_blocks, jump_slot, Exit, JumpEntry, RunCtx, RunState};
@@ -22,12 +23,6 @@ pub const STATUS_TRAP: u32 = 1;
 /// Helper status: the instruction retired, and a store hit a page holding code.
 pub const STATUS_CODE_WRITTEN: u32 = 2;
 
-/// Helper status bit of a reporting access ([`load_reporting_helper`],
-/// [`store_reporting_helper`]) that retired without the inline path's TLB hit (a device, a
-/// misaligned access, a page the TLB does not hold): the code leaves at the end of the block,
-/// as it does after its own inline test misses, so a device's interrupt is taken promptly.
-pub const STATUS_OFF_TLB: u32 = 4;
-
 /// Addresses of the helpers for one platform type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Helpers {
@@ -38,10 +33,10 @@ pub struct Helpers {
     pub store_u16: usize,
     pub store_u32: usize,
     /// Whole loads (byte, halfword, word) for code without an inline TLB path: `(status <<
-    /// 32) | value`, the status with [`STATUS_OFF_TLB`] where the inline path would not have
-    /// been taken.
+    /// 32) | value`; where the inline path would not have been taken, they also clear
+    /// `RunState::region_cap` ([`load_reporting_helper`]).
     pub load_reporting: [usize; 3],
-    /// Whole stores, likewise: the status of a store helper, with [`STATUS_OFF_TLB`].
+    /// Whole stores, likewise: the status of a store helper.
     pub store_reporting: [usize; 3],
     pub atomic: usize,
     pub fp_mem: usize,
@@ -188,9 +183,11 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform, const FOLD: bool
     unsafe { folding::<FOLD, _>(hart, work) }
 }
 
-/// A whole load for code without an inline path: [`load_helper`]'s result, with
-/// [`STATUS_OFF_TLB`] in the status if the access retired but the inline path's TLB test
-/// fails for it.
+/// A whole load for code without an inline path: [`load_helper`]'s result. If the access
+/// retired but the inline path's TLB test fails for it (a device, a misaligned access, a page
+/// the TLB does not hold), `RunState::region_cap` becomes 0: the region leaves at the end of
+/// the block, as code with an inline path does after a miss, so a device's interrupt is taken
+/// promptly.
 ///
 /// # Safety
 ///
@@ -203,16 +200,16 @@ unsafe extern "sysv64" fn load_reporting_helper<T: MemValue, P: Platform, const 
     // SAFETY: this function's contract is `load_helper`'s.
     let r = unsafe { load_helper::<T, P, FOLD>(hart, ctx, va) };
     // SAFETY: as in `load_helper`; the helper above holds no reference any more.
-    let hart = unsafe { &*hart };
+    let (hart, ctx) = unsafe { (&*hart, &mut *ctx) };
     if r >> 32 == 0 && !hart.tlb.hits(va, T::SIZE, Access::Read) {
-        r | (STATUS_OFF_TLB as u64) << 32
-    } else {
-        r
+        ctx.state.region_cap = 0;
     }
+    r
 }
 
-/// A whole store for code without an inline path: [`store_helper`]'s status, with
-/// [`STATUS_OFF_TLB`] if the store retired but the inline path's TLB test fails for it.
+/// A whole store for code without an inline path: [`store_helper`]'s status. If the store
+/// retired but the inline path's TLB test fails for it, `RunState::region_cap` becomes 0
+/// (as in [`load_reporting_helper`]).
 ///
 /// # Safety
 ///
@@ -226,12 +223,11 @@ unsafe extern "sysv64" fn store_reporting_helper<T: MemValue, P: Platform, const
     // SAFETY: this function's contract is `store_helper`'s.
     let status = unsafe { store_helper::<T, P, FOLD>(hart, ctx, va, value) };
     // SAFETY: as in `load_helper`; the helper above holds no reference any more.
-    let hart = unsafe { &*hart };
+    let (hart, ctx) = unsafe { (&*hart, &mut *ctx) };
     if status != STATUS_TRAP && !hart.tlb.hits(va, T::SIZE, Access::Write) {
-        status | STATUS_OFF_TLB
-    } else {
-        status
+        ctx.state.region_cap = 0;
     }
+    status
 }
 
 /// Run `op`, an instruction that may store, on the hart and platform behind a helper's

@@ -103,6 +103,11 @@ pub struct RunState {
     pub t2_retired: u64,
     /// Tier-2 regions entered straight from another region's exit (for statistics).
     pub t2_chained: u64,
+    /// The running fast tier-2 region's cap: it goes on to another of its blocks only while
+    /// `hart.instret` is below this. Set at the region's entry; a reporting access
+    /// (`abi::load_reporting_helper`, `store_reporting_helper`) that retired without the
+    /// inline path's TLB hit sets it to 0, so the region leaves at the end of the block.
+    pub region_cap: u64,
 }
 
 /// What handlers share while blocks run: a [`RunState`] (first, so platform-independent

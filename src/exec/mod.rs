@@ -872,6 +872,7 @@ impl Engine {
                 indirect_left_region: 0,
                 t2_retired: 0,
                 t2_chained: 0,
+                region_cap: 0,
             },
             plat: plat as *mut P,
         };

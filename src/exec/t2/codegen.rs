@@ -44,7 +44,7 @@ use super::region::{RegionBlock, RegionPlan};
 use crate::cpu::csr::{Csrs, MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::Hart;
-use crate::exec::abi::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_OFF_TLB, STATUS_TRAP};
+use crate::exec::abi::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use crate::exec::contract::{Exit, RunState};
 use crate::exec::host_fp::{MXCSR_CLEAN, MXCSR_IEEE_FLAGS, MXCSR_TO_FFLAGS};
 use crate::exec::policy::T2Opt;
@@ -106,6 +106,7 @@ impl Layout {
     /// `RunCtx` starts with its `RunState`.
     const STATE_LIMIT: u64 = offset_of!(RunState, limit) as u64;
     const STATE_FLAT_BASE: u64 = offset_of!(RunState, flat_base) as u64;
+    const STATE_REGION_CAP: u64 = offset_of!(RunState, region_cap) as u64;
     const STATE_INDIRECT_IN: u64 = offset_of!(RunState, indirect_in_region) as u64;
     const STATE_INDIRECT_OUT: u64 = offset_of!(RunState, indirect_left_region) as u64;
     const STATE_T2_RETIRED: u64 = offset_of!(RunState, t2_retired) as u64;
@@ -385,7 +386,7 @@ impl<'ctx> Gen<'ctx, '_> {
         // A fast region works on the hart's registers in place: no pass would promote a
         // stack copy, and copying in at the entry, out at the exit and around helpers was IR
         // (compile time) and memory traffic for nothing.
-        let in_place = self.env.opt == T2Opt::Fast;
+        let in_place = self.in_place();
         if in_place {
             self.written = 0;
         }
@@ -441,7 +442,20 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_int_compare(IntPredicate::ULT, budget_end, limit, "")?;
         let cap = self.b.build_select(sooner, budget_end, limit, "cap")?;
-        self.cap = self.b.build_alloca(self.i64t, "cap")?;
+        self.cap = if in_place {
+            // The reporting helpers clear it (`RunState::region_cap`).
+            // SAFETY: as for the limit.
+            unsafe {
+                self.b.build_gep(
+                    self.context.i8_type(),
+                    self.rctx,
+                    &[self.c64(Layout::STATE_REGION_CAP)],
+                    "region_cap",
+                )?
+            }
+        } else {
+            self.b.build_alloca(self.i64t, "cap")?
+        };
         self.b.build_store(self.cap, cap)?;
         self.mxcsr = self.b.build_alloca(self.i32t, "mxcsr")?;
         if self.native_fp {
@@ -536,9 +550,16 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// A fast region, which no pass optimises: it works on the hart's x registers in place
+    /// (copies would gain nothing), and its cap lives in the run state, where the reporting
+    /// helpers it calls for every access clear it.
+    fn in_place(&self) -> bool {
+        self.env.opt == T2Opt::Fast
+    }
+
     /// Reload `x[r]` from the hart (a helper wrote it), unless the region works in place.
     fn reload(&self, r: u8) -> Result<()> {
-        if self.env.opt == T2Opt::Fast {
+        if self.in_place() {
             return Ok(());
         }
         if let Some(slot) = self.regs[r as usize & 31].filter(|_| r != 0) {
@@ -1978,9 +1999,9 @@ impl<'ctx> Gen<'ctx, '_> {
         index: u64,
     ) -> Result<()> {
         let helper = self.helpers().load_reporting;
-        let status = self.load_by_helper(helper, i, size, signed, va, pc, index)?;
-        let off_tlb = self.has_status_bit(status, STATUS_OFF_TLB)?;
-        self.leave_at_block_end_if(off_tlb)
+        // The helper clears the cap (`RunState::region_cap`) where an inline path would miss.
+        self.load_by_helper(helper, i, size, signed, va, pc, index)?;
+        Ok(())
     }
 
     /// Load through one of the `helper`s (byte, halfword, word; they return `(status << 32) |
@@ -2007,14 +2028,6 @@ impl<'ctx> Gen<'ctx, '_> {
         let v = self.widen(raw, signed)?;
         self.set_reg(i.rd, v)?;
         Ok(status)
-    }
-
-    /// Whether helper status `status` has `bit` set.
-    fn has_status_bit(&self, status: IntValue<'ctx>, bit: u32) -> Result<IntValue<'ctx>> {
-        let masked = self.b.build_and(status, self.c32(bit), "")?;
-        Ok(self
-            .b
-            .build_int_compare(IntPredicate::NE, masked, self.c32(0), "")?)
     }
 
     /// A loaded value of 1, 2 or 4 bytes as a register value.
@@ -2067,10 +2080,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let status = if self.env.opt == T2Opt::Fast {
             // Through the reporting helper alone, as fast loads (`load_out_of_line`).
             let helper = self.helpers().store_reporting;
-            let status = self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?;
-            let off_tlb = self.has_status_bit(status, STATUS_OFF_TLB)?;
-            self.leave_at_block_end_if(off_tlb)?;
-            self.b.build_and(status, self.c32(!STATUS_OFF_TLB), "")?
+            self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?
         } else {
             let (entry, hit) = self.tlb_probe(va, size, true)?;
             let (fast, slow) = (self.new_bb("st_fast"), self.new_bb("st_slow"));
