@@ -163,28 +163,26 @@ pub fn build_region<'ctx>(
         .map(|p| p.into_pointer_value())
         .unwrap_or_else(|| ptrt.const_null());
 
-    // Registers the region reads or writes, and those it writes (to write back at exits).
+    // Registers the region reads or writes, and those it writes (to write back at exits);
+    // likewise the f registers, which only fully optimised regions keep in `alloca`s.
     let (mut used, mut written) = (0u32, 0u32);
+    let (mut f_used, mut f_written) = (0u32, 0u32);
     for insn in plan.blocks.iter().flat_map(|b| &b.insns) {
         let info = insn.op.info();
         used |= 1 << (insn.rs1 & 31) | 1 << (insn.rs2 & 31) | 1 << (insn.rd & 31);
         if info.int_write {
             written |= 1 << (insn.rd & 31);
         }
+        f_used |= fp_sources(insn);
+        if info.fp_write {
+            f_used |= 1 << (insn.rd & 31);
+            f_written |= 1 << (insn.rd & 31);
+        }
     }
     used &= !1;
     written &= !1;
-    // The f registers likewise, promoted only where LLVM's passes run.
-    let (mut f_used, mut f_written) = (0u32, 0u32);
-    if env.opt == T2Opt::Full {
-        for insn in plan.blocks.iter().flat_map(|b| &b.insns) {
-            let info = insn.op.info();
-            f_used |= fp_sources(insn);
-            if info.fp_write {
-                f_used |= 1 << (insn.rd & 31);
-                f_written |= 1 << (insn.rd & 31);
-            }
-        }
+    if env.opt != T2Opt::Full {
+        (f_used, f_written) = (0, 0);
     }
 
     let mut g = Gen {
@@ -1082,8 +1080,9 @@ impl<'ctx> Gen<'ctx, '_> {
             _ => self.helpers().fp,
         };
         self.write_back_operands(i)?;
+        let f_sources = fp_sources(i);
         for r in 0..32u8 {
-            if fp_sources(i) & (1 << r) != 0 {
+            if f_sources & (1 << r) != 0 {
                 self.write_back_f(r)?;
             }
         }
@@ -1955,7 +1954,12 @@ impl<'ctx> Gen<'ctx, '_> {
             return self.set_reg(i.rd, v);
         }
         if self.env.opt == T2Opt::Fast {
-            return self.load_out_of_line(i, size, signed, va, pc, index);
+            // Through the reporting helper alone, without the inline TLB path: fast regions
+            // compile several times faster without it (about 40 IR instructions and five
+            // basic blocks less per access), and what is hot is compiled again with it. The
+            // helper clears the cap (`RunState::region_cap`) where an inline path would miss.
+            let helper = self.helpers().load_reporting;
+            return self.load_by_helper(helper, i, size, signed, va, pc, index);
         }
         let (entry, hit) = self.tlb_probe(va, size, false)?;
         let (fast, slow, done) = (
@@ -1986,27 +1990,8 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// A load through the reporting helper alone, without the inline TLB path: fast regions
-    /// compile several times faster without it (about 40 IR instructions and five basic
-    /// blocks less per access), and what is hot is compiled again with it.
-    fn load_out_of_line(
-        &mut self,
-        i: &Insn,
-        size: u32,
-        signed: bool,
-        va: IntValue<'ctx>,
-        pc: u32,
-        index: u64,
-    ) -> Result<()> {
-        let helper = self.helpers().load_reporting;
-        // The helper clears the cap (`RunState::region_cap`) where an inline path would miss.
-        self.load_by_helper(helper, i, size, signed, va, pc, index)?;
-        Ok(())
-    }
-
     /// Load through one of the `helper`s (byte, halfword, word; they return `(status << 32) |
-    /// value`): leave with the trap if it trapped, else write the value to `rd`. Returns the
-    /// status.
+    /// value`): leave with the trap if it trapped, else write the value to `rd`.
     #[allow(clippy::too_many_arguments)]
     fn load_by_helper(
         &mut self,
@@ -2017,7 +2002,7 @@ impl<'ctx> Gen<'ctx, '_> {
         va: IntValue<'ctx>,
         pc: u32,
         index: u64,
-    ) -> Result<IntValue<'ctx>> {
+    ) -> Result<()> {
         let r = self.slow_access(helper, size, self.i64t, &[va.into()])?;
         let status = self.b.build_right_shift(r, self.c64(32), false, "")?;
         let status = self.b.build_int_truncate(status, self.i32t, "")?;
@@ -2026,8 +2011,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_int_truncate(r, ty_of(self.context, size), "")?;
         let v = self.widen(raw, signed)?;
-        self.set_reg(i.rd, v)?;
-        Ok(status)
+        self.set_reg(i.rd, v)
     }
 
     /// A loaded value of 1, 2 or 4 bytes as a register value.
@@ -2078,7 +2062,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let done = self.new_bb("st_done");
         let status = if self.env.opt == T2Opt::Fast {
-            // Through the reporting helper alone, as fast loads (`load_out_of_line`).
+            // Through the reporting helper alone, as fast loads (`load`).
             let helper = self.helpers().store_reporting;
             self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?
         } else {
@@ -2362,7 +2346,6 @@ enum Flow {
     Skip,
 }
 
-/// The integer type of `size` bytes.
 /// The f registers instruction `i` reads, as a mask of register numbers.
 fn fp_sources(i: &Insn) -> u32 {
     let reads = i.op.info().fp_reads;
@@ -2376,6 +2359,7 @@ fn fp_sources(i: &Insn) -> u32 {
     .fold(0, |mask, &(_, r)| mask | 1 << (r & 31))
 }
 
+/// The integer type of `size` bytes.
 fn ty_of(context: &Context, size: u32) -> IntType<'_> {
     match size {
         1 => context.i8_type(),
