@@ -140,8 +140,8 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         let _ = writeln!(out, "  tier 2:");
         let _ = writeln!(
             out,
-            "    regions installed   {} ({} blocks, {} instructions; {} from the region cache)",
-            t2.regions_compiled, t2.region_blocks, t2.region_insns, t2.cache_hits
+            "    regions installed   {} ({} blocks, {} instructions; {} from the region cache, {} from the code cache)",
+            t2.regions_compiled, t2.region_blocks, t2.region_insns, t2.cache_hits, t2.disk_hits
         );
         let _ = writeln!(
             out,

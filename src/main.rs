@@ -418,10 +418,20 @@ struct EngineArgs {
     /// Do not fuse instruction sequences into macro-ops (all tiers).
     #[arg(long)]
     no_fuse: bool,
+    /// Keep tier-2 regions in DIR across runs and load them from there instead of compiling
+    /// them again (default: $RV32VM_CODE_CACHE, else $XDG_CACHE_HOME/rv32vm/code, else
+    /// ~/.cache/rv32vm/code; RV32VM_CODE_CACHE=off turns it off).
+    #[arg(long, value_name = "DIR")]
+    code_cache: Option<PathBuf>,
+    /// Compile every tier-2 region; neither read nor write the code cache.
+    #[arg(long, conflicts_with = "code_cache")]
+    no_code_cache: bool,
 }
 
 impl EngineArgs {
+    /// The engine configuration; opens the process's code cache (tier 2) as a side effect.
     fn config(&self) -> EngineConfig {
+        self.open_code_cache();
         EngineConfig {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
@@ -436,6 +446,49 @@ impl EngineArgs {
                 fuse: !self.no_fuse,
             },
             deterministic: false,
+        }
+    }
+}
+
+impl EngineArgs {
+    /// The code cache directory the options and the environment ask for, if any.
+    fn code_cache_dir(&self) -> Option<PathBuf> {
+        if self.no_code_cache || self.tier == Tier::Interp || self.tier == Tier::T1 {
+            return None;
+        }
+        if let Some(dir) = &self.code_cache {
+            return Some(dir.clone());
+        }
+        match std::env::var_os("RV32VM_CODE_CACHE") {
+            Some(v) if v == "off" => None,
+            Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+            _ => {
+                let base = std::env::var_os("XDG_CACHE_HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+                    .or_else(|| {
+                        std::env::var_os("HOME")
+                            .filter(|v| !v.is_empty())
+                            .map(|home| PathBuf::from(home).join(".cache"))
+                    })?;
+                Some(base.join("rv32vm").join("code"))
+            }
+        }
+    }
+
+    /// Use the code cache [`Self::code_cache_dir`] names; a directory that cannot be made
+    /// leaves it off with a warning (only a named one: the default is silent).
+    fn open_code_cache(&self) {
+        #[cfg(tier2)]
+        if let Some(dir) = self.code_cache_dir() {
+            use rv32vm::exec::t2::code_cache;
+            if let Err(e) = code_cache::set_code_cache(&dir, code_cache::DEFAULT_MAX_BYTES) {
+                if self.code_cache.is_some() {
+                    tracing::warn!("code cache {} off: {e}", dir.display());
+                } else {
+                    tracing::debug!("code cache {} off: {e}", dir.display());
+                }
+            }
         }
     }
 }

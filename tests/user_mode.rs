@@ -189,6 +189,102 @@ fn reoptimised_regions_keep_qemus_output() {
     }
 }
 
+/// The code cache (`--code-cache DIR`): a second `--tier t2` run of a program loads all its
+/// regions instead of compiling them, and damaged cache files (truncated, a flipped byte) are
+/// compiled again, never run: every run's output must be qemu's.
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+#[test]
+fn code_cache_serves_a_second_run_and_survives_damaged_files() {
+    let guests = build_guests();
+    let cache = ScratchDir::new("code-cache");
+    let from_code_cache = |stderr: &str| -> u64 {
+        stderr
+            .lines()
+            .find(|l| l.trim().starts_with("regions installed"))
+            .and_then(|l| l.split("; ").nth(1))
+            .and_then(|rest| {
+                rest.split(", ")
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no code cache count in --stats:\n{stderr}"))
+    };
+    // Files are kept in subdirectories named by their key's first byte.
+    let cache_files = || -> Vec<std::path::PathBuf> {
+        let subdirs = std::fs::read_dir(cache.path()).expect("list the code cache");
+        subdirs
+            .flatten()
+            .filter(|d| d.path().is_dir())
+            .flat_map(|d| common::files_with_extension(&d.path(), "o"))
+            .collect()
+    };
+    for name in ["qsort", "indirect"] {
+        let program = guests.join(name);
+        let reference = GuestRun {
+            name,
+            program: program.clone(),
+            args: Vec::new(),
+            setup: &no_setup,
+            expected_end: ExpectedEnd::Exit(0),
+            env: Vec::new(),
+        }
+        .run(&Runner::Qemu);
+        let run = |label: &str| {
+            let mut command = std::process::Command::new(rv32vm_binary());
+            command
+                // Fast regions only: re-optimisation in the background would make the
+                // regions planned depend on timing.
+                .args([
+                    "run",
+                    "--tier",
+                    "t2",
+                    "--t2-opt",
+                    "fast",
+                    "--stats",
+                    "--code-cache",
+                ])
+                .arg(cache.path())
+                .arg("--")
+                .arg(&program);
+            guest_harness::set_guest_environment(&mut command);
+            let actual =
+                guest_harness::run_captured(&mut command, std::time::Duration::from_secs(120))
+                    .unwrap_or_else(|e| panic!("cannot run rv32vm: {e}"));
+            if let Some(report) = divergence(&reference, &actual) {
+                panic!(
+                    "{name}, {label} run with a code cache, diverges from qemu-riscv32:\n{report}\n{}",
+                    tail(&actual.stderr, 15)
+                );
+            }
+            from_code_cache(&String::from_utf8_lossy(&actual.stderr))
+        };
+        let before = cache_files().len();
+        run("first");
+        let stored = cache_files().len() - before;
+        assert!(stored > 0, "{name}: the first run stored no region");
+        let loaded = run("second") as usize;
+        assert_eq!(
+            loaded, stored,
+            "{name}: the second run loaded {loaded} regions of the {stored} stored"
+        );
+        for (i, file) in cache_files().iter().enumerate() {
+            let mut bytes = std::fs::read(file).expect("read a cache file");
+            if i % 2 == 0 {
+                bytes.truncate(bytes.len() / 2);
+            } else {
+                let middle = bytes.len() / 2;
+                bytes[middle] ^= 0x40;
+            }
+            std::fs::write(file, bytes).expect("damage a cache file");
+        }
+        let damaged = run("third, damaged cache,");
+        assert_eq!(damaged, 0, "{name}: regions loaded from damaged files");
+    }
+}
+
 /// The comparison itself must be able to fail: differing bytes, a missing trailing newline,
 /// another exit status or a timeout are all reported.
 #[test]

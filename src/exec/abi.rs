@@ -68,6 +68,54 @@ impl Helpers {
         Self::build::<P, true>()
     }
 
+    /// Every helper with its field's name. Code loaded later (tier 2's objects, which the code
+    /// cache keeps across processes) refers to helpers by these names: addresses change from
+    /// process to process, names do not.
+    pub fn named(&self) -> [(&'static str, usize); 24] {
+        [
+            ("load_u8", self.load_u8),
+            ("load_u16", self.load_u16),
+            ("load_u32", self.load_u32),
+            ("store_u8", self.store_u8),
+            ("store_u16", self.store_u16),
+            ("store_u32", self.store_u32),
+            ("load_reporting_u8", self.load_reporting[0]),
+            ("load_reporting_u16", self.load_reporting[1]),
+            ("load_reporting_u32", self.load_reporting[2]),
+            ("store_reporting_u8", self.store_reporting[0]),
+            ("store_reporting_u16", self.store_reporting[1]),
+            ("store_reporting_u32", self.store_reporting[2]),
+            ("atomic", self.atomic),
+            ("fp_mem", self.fp_mem),
+            ("fp", self.fp),
+            ("system", self.system),
+            ("dispatch", self.dispatch),
+            ("chain", self.chain),
+            ("cpop", self.cpop),
+            ("orc_b", self.orc_b),
+            ("clmul", self.clmul),
+            ("clmulh", self.clmulh),
+            ("clmulr", self.clmulr),
+            ("alu", self.alu),
+        ]
+    }
+
+    /// The name of the helper at `addr` ([`Helpers::named`]).
+    pub fn name_of(&self, addr: usize) -> Option<&'static str> {
+        self.named()
+            .into_iter()
+            .find(|&(_, a)| a == addr)
+            .map(|(name, _)| name)
+    }
+
+    /// The address of the helper named `name` ([`Helpers::named`]).
+    pub fn address_of(&self, name: &str) -> Option<usize> {
+        self.named()
+            .into_iter()
+            .find(|&(n, _)| n == name)
+            .map(|(_, a)| a)
+    }
+
     fn build<P: Platform, const FOLD: bool>() -> Helpers {
         type LoadFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, u32) -> u64;
         type StoreFn<P> = unsafe extern "sysv64" fn(*mut Hart, *mut RunCtx<P>, u32, u32) -> u32;

@@ -140,6 +140,7 @@ pub struct T2Stats {
     pub region_blocks: u64,
     pub predicted_jumps: u64,
     pub cache_hits: u64,
+    pub disk_hits: u64,
     pub reoptimised: u64,
 }
 

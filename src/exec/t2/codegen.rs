@@ -34,7 +34,7 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
-use inkwell::module::Module;
+use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, FunctionType, IntType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, IntPredicate};
@@ -69,6 +69,36 @@ pub struct CodegenEnv {
     pub unchecked: bool,
     /// How hard LLVM works on each region.
     pub opt: T2Opt,
+}
+
+/// Symbol prefixes of the helpers in a region's object: the plain ones and the folding ones.
+const PLAIN_HELPER: &str = "rv32.helper.";
+const FOLDING_HELPER: &str = "rv32.folding_helper.";
+/// Symbol of [`MXCSR_TO_FFLAGS`] in a region's object.
+const MXCSR_TABLE: &str = "rv32.mxcsr_to_fflags";
+
+impl CodegenEnv {
+    /// The symbol by which region code calls the helper at `addr`.
+    fn symbol_of(&self, addr: usize) -> Option<String> {
+        if let Some(name) = self.helpers.name_of(addr) {
+            Some(format!("{PLAIN_HELPER}{name}"))
+        } else {
+            let name = self.folding_helpers.name_of(addr)?;
+            Some(format!("{FOLDING_HELPER}{name}"))
+        }
+    }
+
+    /// The address of `symbol`, an undefined symbol of a region's object, in this process.
+    pub fn resolve(&self, symbol: &str) -> Option<usize> {
+        if symbol == MXCSR_TABLE {
+            Some(MXCSR_TO_FFLAGS.as_ptr() as usize)
+        } else if let Some(name) = symbol.strip_prefix(PLAIN_HELPER) {
+            self.helpers.address_of(name)
+        } else {
+            let name = symbol.strip_prefix(FOLDING_HELPER)?;
+            self.folding_helpers.address_of(name)
+        }
+    }
 }
 
 /// The LLVM pass pipeline for `opt`, if any. `Fast` runs none, not even `mem2reg`: under
@@ -125,6 +155,9 @@ pub enum CodegenError {
     /// An intrinsic this generator uses is missing from the LLVM it runs on.
     #[error("LLVM intrinsic {0} is missing")]
     Intrinsic(&'static str),
+    /// A call to an address that is no helper (code must name what it calls).
+    #[error("no helper at {0:#x}")]
+    UnknownHelper(usize),
     /// Inline assembly gave no value.
     #[error("inline assembly for {0} has no result")]
     InlineAsm(&'static str),
@@ -986,9 +1019,7 @@ impl<'ctx> Gen<'ctx, '_> {
         ty: FunctionType<'ctx>,
         args: &[BasicMetadataValueEnum<'ctx>],
     ) -> Result<IntValue<'ctx>> {
-        let f = self
-            .b
-            .build_int_to_ptr(self.c64(addr as u64), self.hart.get_type(), "helper")?;
+        let f = self.helper_pointer(addr, ty)?;
         let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
         all.extend_from_slice(args);
         let call = self.b.build_indirect_call(ty, f, &all, "")?;
@@ -997,6 +1028,20 @@ impl<'ctx> Gen<'ctx, '_> {
             .basic()
             .map(|v| v.into_int_value())
             .unwrap_or_else(|| self.c32(0)))
+    }
+
+    /// The helper at `addr`, declared by name ([`CodegenEnv::symbol_of`]): the object holds
+    /// a relocation the loader resolves, never this process's address.
+    fn helper_pointer(&self, addr: usize, ty: FunctionType<'ctx>) -> Result<PointerValue<'ctx>> {
+        let name = self
+            .env
+            .symbol_of(addr)
+            .ok_or(CodegenError::UnknownHelper(addr))?;
+        let f = self
+            .module
+            .get_function(&name)
+            .unwrap_or_else(|| self.module.add_function(&name, ty, Some(Linkage::External)));
+        Ok(f.as_global_value().as_pointer_value())
     }
 
     /// Leave with the trap the helper recorded, at the instruction at `pc` (the `index`-th of
@@ -1145,13 +1190,17 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_int_value();
         let m = self.b.build_and(m, self.c32(MXCSR_IEEE_FLAGS), "")?;
         let m = self.b.build_int_z_extend(m, self.i64t, "")?;
-        let ptrt = self.context.ptr_type(inkwell::AddressSpace::default());
-        let table = self.b.build_int_to_ptr(
-            self.c64(MXCSR_TO_FFLAGS.as_ptr() as u64),
-            ptrt,
-            "mxcsr_to_fflags",
-        )?;
         let i8t = self.context.i8_type();
+        let table = self
+            .module
+            .get_global(MXCSR_TABLE)
+            .unwrap_or_else(|| {
+                let ty = i8t.array_type(MXCSR_TO_FFLAGS.len() as u32);
+                let table = self.module.add_global(ty, None, MXCSR_TABLE);
+                table.set_linkage(Linkage::External);
+                table
+            })
+            .as_pointer_value();
         // SAFETY: `m` is at most 0x3f, within the 64-entry static table.
         let flag_ptr = unsafe { self.b.build_gep(i8t, table, &[m], "")? };
         let raised = self.b.build_load(i8t, flag_ptr, "")?.into_int_value();
@@ -2313,11 +2362,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     ],
                     false,
                 );
-                let f = b.build_int_to_ptr(
-                    self.c64(self.env.helpers.alu as u64),
-                    self.hart.get_type(),
-                    "",
-                )?;
+                let f = self.helper_pointer(self.env.helpers.alu, ty)?;
                 let call = b.build_indirect_call(
                     ty,
                     f,

@@ -8,7 +8,9 @@
 //! current and their entry block was not dropped meanwhile (a store into its page), so code
 //! that finished compiling late can never run stale. docs/codegen.md, "Tier 2".
 
+pub mod code_cache;
 pub mod codegen;
+pub mod loader;
 pub mod memory;
 pub mod native_fp;
 pub mod region;
@@ -24,7 +26,7 @@ use crate::exec::platform::Platform;
 use crate::exec::policy::T2Opt;
 use codegen::CodegenEnv;
 use region::RegionPlan;
-use worker::{CompileDone, CompileJob, Worker};
+use worker::{CompileDone, CompileJob, Compiled, Worker};
 
 /// Tier-2 counters for `--stats`.
 #[derive(Clone, Debug, Default)]
@@ -49,6 +51,9 @@ pub struct T2Stats {
     /// Regions found in the region cache (compiled before, in this process or the one it was
     /// forked from): no LLVM work.
     pub cache_hits: u64,
+    /// Regions loaded from the code cache on disk ([`code_cache`]): compiled by an earlier
+    /// process.
+    pub disk_hits: u64,
     /// Regions compiled fast (`--tier t2`) that stayed hot and were replaced by a region
     /// compiled with full optimisation.
     pub reoptimised: u64,
@@ -405,7 +410,8 @@ impl Tier2 {
                 self.stats.dropped_stale += 1;
                 None
             }
-            Ok(entry) => {
+            Ok(Compiled { entry, from_disk }) => {
+                self.stats.disk_hits += u64::from(from_disk);
                 self.stats.region_insns += p.insns;
                 self.stats.region_blocks += p.blocks;
                 self.cache_insns += p.insns as usize;

@@ -1,6 +1,7 @@
-//! The compile thread: it owns the LLVM context, target machine and execution engines for its
-//! whole life (none of them may cross threads) and turns region plans into code addresses.
-//! Code of one epoch lives in one execution engine. Engines of old epochs stay alive, because
+//! The compile thread: it owns the LLVM context and target machines for its whole life (none
+//! of them may cross threads) and turns region plans into code addresses: LLVM emits a
+//! relocatable object per region, which [`loader`] loads. Code of one epoch lives in one
+//! [`CodeMemory`]. Code of old epochs stays alive, because
 //! the engine side's region cache may hand their code out again in a later epoch, until the
 //! run loop says it forgot everything older than some epoch ([`Worker::forget_before`]).
 
@@ -12,14 +13,15 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use inkwell::context::{AsContextRef, Context};
-use inkwell::execution_engine::ExecutionEngine;
-use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
-use inkwell::OptimizationLevel;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
+};
 
+use super::code_cache;
 use super::codegen::{build_region, CodegenEnv};
-use super::memory::{CodeSections, RegionMemory};
+use super::loader;
+use super::memory::CodeMemory;
 use super::region::RegionPlan;
 use crate::exec::code_dump::CodeDump;
 use crate::exec::policy::T2Opt;
@@ -34,12 +36,21 @@ pub struct CompileJob {
     pub env: CodegenEnv,
 }
 
+/// A region's code, ready to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Compiled {
+    /// The function's address.
+    pub entry: usize,
+    /// Loaded from the code cache on disk instead of compiled.
+    pub from_disk: bool,
+}
+
 /// A finished compile.
 pub struct CompileDone {
     pub id: u64,
     pub epoch: u64,
-    /// The function's address, or why there is none.
-    pub result: Result<usize, String>,
+    /// The region's code, or why there is none.
+    pub result: Result<Compiled, String>,
     /// CPU time the thread spent on this region (IR, optimisation, machine code).
     pub compile_time: Duration,
 }
@@ -258,7 +269,10 @@ fn thread_cpu_time() -> Duration {
 /// (`region_ID_PC.{raw,opt}.ll`), and its code ([`CodeDump`], files `region-code-PID.*`).
 type Dump = CodeDump;
 
-fn host_machine() -> Result<TargetMachine, String> {
+/// A target machine for this host at `opt`'s code generation level. Large code model and
+/// static relocations: region code may be loaded anywhere and calls helpers anywhere in the
+/// address space through absolute addresses the loader fills in.
+fn host_machine(opt: T2Opt) -> Result<TargetMachine, String> {
     Target::initialize_native(&InitializationConfig::default())?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
@@ -269,28 +283,46 @@ fn host_machine() -> Result<TargetMachine, String> {
             &triple,
             cpu.to_str().unwrap_or("generic"),
             features.to_str().unwrap_or(""),
-            OptimizationLevel::Aggressive,
-            RelocMode::Default,
-            CodeModel::JITDefault,
+            super::codegen::codegen_level(opt),
+            RelocMode::Static,
+            CodeModel::Large,
         )
         .ok_or_else(|| "LLVM cannot make a target machine for this host".to_string())
 }
 
-/// Code of one epoch and optimisation level: its execution engine, the code sections of its memory, and the modules
-/// it could not give back.
-struct EpochCode<'ctx> {
+/// The target machines, by optimisation level (a machine's code generation level is fixed).
+struct Machines {
+    fast: Result<TargetMachine, String>,
+    full: Result<TargetMachine, String>,
+}
+
+impl Machines {
+    fn new() -> Machines {
+        Machines {
+            fast: host_machine(T2Opt::Fast),
+            full: host_machine(T2Opt::Full),
+        }
+    }
+
+    fn get(&self, opt: T2Opt) -> Result<&TargetMachine, String> {
+        match opt {
+            T2Opt::Fast => self.fast.as_ref(),
+            T2Opt::Full => self.full.as_ref(),
+        }
+        .map_err(Clone::clone)
+    }
+}
+
+/// The code of one epoch: the memory its regions were loaded into.
+struct EpochCode {
     epoch: u64,
-    /// Its code generator's level: fixed when MCJIT's engine is made.
-    opt: T2Opt,
-    engine: ExecutionEngine<'ctx>,
-    sections: CodeSections,
-    modules: Vec<Module<'ctx>>,
+    memory: CodeMemory,
 }
 
 fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &AtomicBool) {
     // LLVM's target registry takes a global lock: under the fork guard like every compile.
-    let (machine, context) = with_fork_guard(|| (host_machine(), Context::create()));
-    let mut engines: Vec<EpochCode<'_>> = Vec::new();
+    let (machines, context) = with_fork_guard(|| (Machines::new(), Context::create()));
+    let mut engines: Vec<EpochCode> = Vec::new();
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
     let mut dump = Dump::from_env("region-code");
@@ -336,10 +368,11 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             break;
         }
         let started = thread_cpu_time();
-        let result = with_fork_guard(|| match &machine {
-            _ if job.epoch < oldest_live_epoch => Err("planned in a forgotten epoch".into()),
-            Ok(machine) => compile_one(&context, machine, &mut engines, &job, dump.as_mut()),
-            Err(e) => Err(e.clone()),
+        let result = with_fork_guard(|| {
+            if job.epoch < oldest_live_epoch {
+                return Err("planned in a forgotten epoch".into());
+            }
+            compile_one(&context, &machines, &mut engines, &job, dump.as_mut())
         });
         let compile_time = thread_cpu_time().saturating_sub(started);
         tracing::debug!(
@@ -364,22 +397,26 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
     let work = LlvmWork::begin();
     drop(engines);
     drop(context);
-    drop(machine);
+    drop(machines);
     drop(work);
 }
 
-fn compile_one<'ctx>(
-    context: &'ctx Context,
+/// The name of every region's function in its object.
+const REGION_SYMBOL: &str = "rv32_region";
+
+/// Compile `job`'s region to a relocatable object.
+fn compile_object(
+    context: &Context,
     machine: &TargetMachine,
-    engines: &mut Vec<EpochCode<'ctx>>,
     job: &CompileJob,
-    dump: Option<&mut Dump>,
-) -> Result<usize, String> {
+    dump: Option<&Dump>,
+) -> Result<Vec<u8>, String> {
     let name = format!("region_{}_{:08x}", job.id, job.plan.entry_pc);
     let module = context.create_module(&name);
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
-    build_region(context, &module, &name, &job.plan, &job.env).map_err(|e| e.to_string())?;
+    build_region(context, &module, REGION_SYMBOL, &job.plan, &job.env)
+        .map_err(|e| e.to_string())?;
     let write_ir = |suffix: &str| {
         if let Some(d) = &dump {
             let path = d.dir.join(format!("{name}.{suffix}.ll"));
@@ -405,63 +442,59 @@ fn compile_one<'ctx>(
             .map_err(|e| e.to_string())?;
     }
     write_ir("opt");
-    let code = match engines
-        .iter()
-        .position(|e| e.epoch == job.epoch && e.opt == job.env.opt)
-    {
-        Some(i) => {
-            let code = &mut engines[i];
-            code.engine
-                .add_module(&module)
-                .map_err(|()| "cannot add a module to the execution engine".to_string())?;
-            code
-        }
+    let object = machine
+        .write_to_memory_buffer(&module, FileType::Object)
+        .map_err(|e| e.to_string())?;
+    Ok(object.as_slice().to_vec())
+}
+
+fn compile_one(
+    context: &Context,
+    machines: &Machines,
+    engines: &mut Vec<EpochCode>,
+    job: &CompileJob,
+    dump: Option<&mut Dump>,
+) -> Result<Compiled, String> {
+    let cache = code_cache::code_cache().map(|c| (c, c.key(&job.plan, &job.env)));
+    let cached = cache.as_ref().and_then(|(c, key)| c.get(key));
+    let from_disk = cached.is_some();
+    let object = match cached {
+        Some(object) => object,
         None => {
-            let (memory, sections) = RegionMemory::new();
-            let engine = module
-                .create_mcjit_execution_engine_with_memory_manager(
-                    memory,
-                    super::codegen::codegen_level(job.env.opt),
-                    CodeModel::JITDefault,
-                    false,
-                    job.env.opt == T2Opt::Fast,
-                )
-                .map_err(|e| e.to_string())?;
+            let machine = machines.get(job.env.opt)?;
+            let object = compile_object(context, machine, job, dump.as_deref())?;
+            if let Some((c, key)) = &cache {
+                c.put(key, &object);
+            }
+            object
+        }
+    };
+    let code = match engines.iter().position(|e| e.epoch == job.epoch) {
+        Some(i) => &mut engines[i],
+        None => {
             engines.push(EpochCode {
                 epoch: job.epoch,
-                opt: job.env.opt,
-                engine,
-                sections,
-                modules: Vec::new(),
+                memory: CodeMemory::new(),
             });
             engines.last_mut().expect("just pushed")
         }
     };
-    let addr = code
-        .engine
-        .get_function_address(&name)
-        .map_err(|e| e.to_string())?;
+    let loaded = loader::load(
+        &object,
+        REGION_SYMBOL,
+        &|name| job.env.resolve(name),
+        &mut code.memory,
+    )
+    .map_err(|e| format!("cannot load region {:#x}: {e}", job.plan.entry_pc))?;
     if let Some(d) = dump {
-        // The region's code runs from its entry to the end of the code section holding it.
-        let len = code
-            .sections
-            .borrow()
-            .iter()
-            .rev()
-            .find(|&&(start, len)| (start..start + len).contains(&addr))
-            .map(|&(start, len)| start + len - addr);
-        if let Some(len) = len {
-            let pc = job.plan.entry_pc;
-            // SAFETY: `addr..addr + len` lies in a code section the memory manager handed to
-            // MCJIT for this region, mapped and fully written (the function was finalised).
-            let code = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
-            d.record(addr, pc, &format!("rv32_region_{pc:08x}"), code);
-        }
+        let pc = job.plan.entry_pc;
+        // SAFETY: the loader just wrote the function's `len` bytes at `entry`, in memory that
+        // stays mapped as long as its epoch's code.
+        let bytes = unsafe { std::slice::from_raw_parts(loaded.entry as *const u8, loaded.len) };
+        d.record(loaded.entry, pc, &format!("rv32_region_{pc:08x}"), bytes);
     }
-    // The machine code stays with the engine (MCJIT keeps loaded objects until it is dropped);
-    // the IR is no longer needed: free it, or every region would keep ~100 KiB of it.
-    if code.engine.remove_module(&module).is_err() {
-        code.modules.push(module);
-    }
-    Ok(addr)
+    Ok(Compiled {
+        entry: loaded.entry,
+        from_disk,
+    })
 }
