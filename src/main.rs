@@ -452,6 +452,7 @@ impl EngineArgs {
 
 impl EngineArgs {
     /// The code cache directory the options and the environment ask for, if any.
+    #[cfg_attr(not(tier2), allow(dead_code))]
     fn code_cache_dir(&self) -> Option<PathBuf> {
         if self.no_code_cache || self.tier == Tier::Interp || self.tier == Tier::T1 {
             return None;
