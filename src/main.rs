@@ -2,7 +2,7 @@
 //! machine, run it, and map the outcome to an exit status.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use rv32vm::exec::{EngineConfig, Tier};
@@ -420,7 +420,7 @@ struct EngineArgs {
     no_fuse: bool,
     /// Keep tier-2 regions in DIR across runs and load them from there instead of compiling
     /// them again (default: $RV32VM_CODE_CACHE, else $XDG_CACHE_HOME/rv32vm/code, else
-    /// ~/.cache/rv32vm/code; RV32VM_CODE_CACHE=off turns it off).
+    /// ~/.cache/rv32vm/code if the home directory exists; RV32VM_CODE_CACHE=off turns it off).
     #[arg(long, value_name = "DIR")]
     code_cache: Option<PathBuf>,
     /// Compile every tier-2 region; neither read nor write the code cache.
@@ -464,15 +464,17 @@ impl EngineArgs {
             Some(v) if v == "off" => None,
             Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
             _ => {
-                let base = std::env::var_os("XDG_CACHE_HOME")
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from)
-                    .or_else(|| {
-                        std::env::var_os("HOME")
-                            .filter(|v| !v.is_empty())
-                            .map(|home| PathBuf::from(home).join(".cache"))
-                    })?;
-                Some(base.join("rv32vm").join("code"))
+                // Only under a home (or cache) directory that exists: never make one.
+                let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+                    Some(cache) => PathBuf::from(cache),
+                    None => {
+                        let home = PathBuf::from(std::env::var_os("HOME")?);
+                        home.is_dir().then(|| home.join(".cache"))?
+                    }
+                };
+                base.is_absolute()
+                    .then(|| base.join("rv32vm").join("code"))
+                    .filter(|_| base.is_dir() || base.parent().is_some_and(Path::is_dir))
             }
         }
     }

@@ -93,6 +93,29 @@ fn build_identity() -> u64 {
     h.finish()
 }
 
+/// 128 bits identifying a region's code apart from the helpers it calls: its plan and the
+/// code generator's settings ([`fingerprint`]).
+pub type Fingerprint = [u8; 16];
+
+/// The fingerprint of `plan` compiled with `env` (its flags and level; not its helper
+/// addresses, which objects do not hold).
+pub fn fingerprint(plan: &RegionPlan, env: &CodegenEnv) -> Fingerprint {
+    hash128(&(env.opt, env.flat, env.unchecked, plan))
+}
+
+/// Two 64-bit SipHashes of `value` with different seeds.
+fn hash128(value: &impl Hash) -> [u8; 16] {
+    let half = |seed: u8| {
+        let mut h = DefaultHasher::new();
+        (seed, value).hash(&mut h);
+        h.finish()
+    };
+    let mut out = [0; 16];
+    out[..8].copy_from_slice(&half(0).to_le_bytes());
+    out[8..].copy_from_slice(&half(1).to_le_bytes());
+    out
+}
+
 /// Temporary files made by this process (names them uniquely).
 static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
 
@@ -102,17 +125,10 @@ impl CodeCache {
         self.max_bytes
     }
 
-    /// The key of `plan` compiled with `env`.
-    pub fn key(&self, plan: &RegionPlan, env: &CodegenEnv) -> [u8; 16] {
-        let half = |seed: u8| {
-            let mut h = DefaultHasher::new();
-            (seed, self.base, env.opt, env.flat, env.unchecked, plan).hash(&mut h);
-            h.finish()
-        };
-        let mut key = [0; 16];
-        key[..8].copy_from_slice(&half(0).to_le_bytes());
-        key[8..].copy_from_slice(&half(1).to_le_bytes());
-        key
+    /// The key of a region with `fingerprint` in this cache: the fingerprint and what
+    /// identifies the build and host.
+    pub fn key(&self, fingerprint: &Fingerprint) -> [u8; 16] {
+        hash128(&(self.base, fingerprint))
     }
 
     fn path(&self, key: &[u8; 16]) -> PathBuf {

@@ -21,9 +21,11 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::cpu::Hart;
+use crate::exec::abi::Helpers;
 use crate::exec::contract::RunCtx;
 use crate::exec::platform::Platform;
 use crate::exec::policy::T2Opt;
+use code_cache::Fingerprint;
 use codegen::CodegenEnv;
 use region::RegionPlan;
 use worker::{CompileDone, CompileJob, Compiled, Worker};
@@ -73,16 +75,18 @@ impl T2Stats {
 /// bookkeeping runs in bounded time.
 pub const REGION_CHAIN_BUDGET: u32 = 256;
 
-/// Most guest instructions the region cache holds plans for (16 bytes each) before it is
-/// emptied at the next code flush.
+/// Most guest instructions in the regions the region cache keeps (their code stays mapped
+/// while it does) before it is emptied at the next code flush.
 const REGION_CACHE_INSNS: usize = 1 << 21;
 
 /// What a region's code is a pure function of: its plan (pcs and decoded instructions) and the
-/// host side it calls. Equal keys give interchangeable code, in any code epoch.
+/// code generator's settings, which the fingerprint covers, and the helpers it calls (the
+/// platform type's). Equal keys give interchangeable code, in any code epoch.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct RegionKey {
-    plan: RegionPlan,
-    env: CodegenEnv,
+    fingerprint: Fingerprint,
+    helpers: Helpers,
+    opt: T2Opt,
 }
 
 /// Under `--tier t2`: a return to the run loop after at least this many instructions in
@@ -326,12 +330,15 @@ impl Tier2 {
             RegionAsk::Reoptimise => self.reoptimise_asked.insert(idx),
         };
         self.stats.predicted_jumps += plan.predicted_jumps() as u64;
+        // One hash of the plan serves the region cache and the code cache on disk.
+        let fingerprint = code_cache::fingerprint(&plan, &env);
         let key = RegionKey {
-            plan: plan.clone(),
-            env: env.clone(),
+            fingerprint,
+            helpers: env.helpers.clone(),
+            opt: env.opt,
         };
         if let Some(&entry) = self.cache.get(&key) {
-            let opt = key.env.opt;
+            let opt = key.opt;
             self.stats.cache_hits += 1;
             self.stats.region_insns += plan.insn_count() as u64;
             self.stats.region_blocks += plan.blocks.len() as u64;
@@ -362,6 +369,7 @@ impl Tier2 {
         let job = CompileJob {
             id,
             epoch,
+            fingerprint,
             plan,
             env,
         };
@@ -415,7 +423,7 @@ impl Tier2 {
                 self.stats.region_insns += p.insns;
                 self.stats.region_blocks += p.blocks;
                 self.cache_insns += p.insns as usize;
-                let opt = p.key.env.opt;
+                let opt = p.key.opt;
                 self.cache.insert(p.key, entry);
                 Some(Finished {
                     opt,

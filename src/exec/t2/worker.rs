@@ -32,6 +32,8 @@ pub struct CompileJob {
     pub id: u64,
     /// The engine's code epoch when the plan was made.
     pub epoch: u64,
+    /// [`code_cache::fingerprint`] of the plan and settings.
+    pub fingerprint: code_cache::Fingerprint,
     pub plan: RegionPlan,
     pub env: CodegenEnv,
 }
@@ -455,7 +457,7 @@ fn compile_one(
     job: &CompileJob,
     dump: Option<&mut Dump>,
 ) -> Result<Compiled, String> {
-    let cache = code_cache::code_cache().map(|c| (c, c.key(&job.plan, &job.env)));
+    let cache = code_cache::code_cache().map(|c| (c, c.key(&job.fingerprint)));
     let cached = cache.as_ref().and_then(|(c, key)| c.get(key));
     let from_disk = cached.is_some();
     let object = match cached {
