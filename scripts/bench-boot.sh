@@ -3,22 +3,30 @@
 # initramfs and with the ext2 rootfs on virtio-blk (snapshot), under rv32vm (built-in SBI and
 # OpenSBI) and qemu-system-riscv32 -M virt (OpenSBI via -bios), in the same run. Prints the best
 # of N runs and the ratio rv32vm / QEMU for the same root filesystem.
-# Usage: scripts/bench-boot.sh [--runs N] [--tiers "interp ..."]
+# Usage: scripts/bench-boot.sh [--runs N] [--tiers "interp ..."] [--warm]
+# --warm times rv32vm with its code cache filled by an untimed boot first (default: no cache,
+# every tier-2 region compiled in the boot that is timed).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs=3
 tiers="interp"
+warm=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --tiers) tiers="$2"; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--tiers LIST]" >&2; exit 2 ;;
+    --warm) warm=1; shift ;;
+    *) echo "usage: $0 [--runs N] [--tiers LIST] [--warm]" >&2; exit 2 ;;
     esac
 done
 command -v qemu-system-riscv32 >/dev/null || { echo "install qemu-system-misc" >&2; exit 1; }
 (cd "$repo" && cargo build --release -q)
 vm="${CARGO_TARGET_DIR:-$repo/target}/release/rv32vm"
 img="$repo/images"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# Tier 2's code cache: off, or a fresh one this run fills (--warm).
+if [ $warm = 1 ]; then export RV32VM_CODE_CACHE="$work/code-cache"; else export RV32VM_CODE_CACHE=off; fi
 
 # time_to_prompt CMD...: seconds until "root@rv32vm:~# " appears on stdout; then kills CMD.
 time_to_prompt() {
@@ -48,6 +56,8 @@ declare -A result
 run_case() {
     local name="$1"; shift
     local times=()
+    # --warm: one untimed boot fills the code cache (QEMU has none: it runs as usual).
+    [ $warm = 1 ] && [[ $name = rv32vm-* ]] && time_to_prompt "$@" >/dev/null
     for _ in $(seq "$runs"); do times+=("$(time_to_prompt "$@")"); done
     result[$name]=$(printf '%s\n' "${times[@]}" | best)
 }

@@ -4,7 +4,8 @@
 # run. The time is the host wall time between two marker lines the guest prints around the
 # benchmark; checksums must equal qemu's. Prints the best of N runs and the ratio rv32vm / QEMU.
 #
-# Usage: scripts/bench-guest.sh [--runs N] [--scale S] [--tiers "interp t1"] [--no-build]
+# Usage: scripts/bench-guest.sh [--runs N] [--scale S] [--tiers "interp t1"] [--warm] [--no-build]
+# --warm times rv32vm with its code cache filled by an untimed run first (default: no cache).
 # Needs: qemu-system-misc, e2fsprogs (debugfs), python3, zig (scripts/setup.sh installs them).
 set -euo pipefail
 
@@ -13,13 +14,15 @@ runs=3
 scale=1
 tiers="interp t1 t2"
 build=1
+warm=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --scale) scale="$2"; shift 2 ;;
     --tiers) tiers="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,9p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --warm) warm=1; shift ;;
+    -h | --help) sed -n '2,10p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-guest.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -38,6 +41,8 @@ img="$repo/images"
 [ -x "$bench" ] || { echo "bench-guest.sh: $bench missing (scripts/build-guest.sh bench)" >&2; exit 1; }
 
 work="$(mktemp -d)"
+# Tier 2's code cache: off, or a fresh one this run fills (--warm).
+if [ $warm = 1 ]; then export RV32VM_CODE_CACHE="$work/code-cache"; else export RV32VM_CODE_CACHE=off; fi
 trap 'rm -rf "$work"' EXIT
 disk="$work/bench.ext2"
 cp "$img/rootfs.ext2" "$disk"
@@ -97,6 +102,8 @@ PY
 best_of() {
     local label="$1" best="" t i
     shift
+    # --warm: one untimed run fills the code cache.
+    [ $warm = 1 ] && [ "$label" != qemu ] && { guest_time "$label" "$@" >/dev/null || true; }
     for ((i = 0; i < runs; i++)); do
         t=$(guest_time "$label" "$@") || { echo "FAILED: $label" >&2; return 1; }
         if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi

@@ -7,12 +7,14 @@
 # native speed (native time / rv32vm time; higher is better).
 #
 # Usage: scripts/bench-user.sh [--runs N] [--scale S] [--tiers "interp t1 t2"] [--sections]
-#                                [--no-build]
+#                                [--warm] [--no-build]
 #   --runs N     timed runs per runner, best one counts (default 3)
 #   --scale S    work multiplier passed to the benchmark (default 1: a few seconds in qemu)
 #   --tiers LIST tiers to try (default: interp t1 t2 auto; tiers the binary rejects are skipped
 #                and reported as such)
 #   --sections   also time each benchmark section on its own (int vs fp breakdown)
+#   --warm       time rv32vm with its code cache filled by an untimed run first (default: no
+#                code cache, every region compiled in the run that is timed)
 #   --no-build   do not run cargo build --release / build-guest.sh
 # Environment: CARGO_TARGET_DIR is honoured for finding the release binary.
 set -euo pipefail
@@ -23,6 +25,7 @@ scale=1
 tiers="interp t1 t2 auto"
 build=1
 per_section=0
+warm=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -30,7 +33,8 @@ while [ $# -gt 0 ]; do
     --tiers) tiers="$2"; shift 2 ;;
     --sections) per_section=1; shift ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --warm) warm=1; shift ;;
+    -h | --help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-user.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -50,6 +54,8 @@ bench="$repo/target/guest/bench"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Tier 2's code cache: off, or a fresh one this run fills (--warm).
+if [ $warm = 1 ]; then export RV32VM_CODE_CACHE="$work/code-cache"; else export RV32VM_CODE_CACHE=off; fi
 
 # The native reference: same source, same compiler (zig's clang) and flags, for the host.
 native="$work/bench-native"
@@ -63,6 +69,8 @@ best_time() {
     local label="$1"
     shift
     local best="" i start end t
+    # --warm: one untimed run fills the code cache.
+    [ $warm = 1 ] && [ "$1" = "$rv32vm" ] && { "$@" >/dev/null 2>&1 || true; }
     for ((i = 0; i < runs; i++)); do
         start=$(date +%s.%N)
         if ! "$@" >"$work/$label.run" 2>"$work/$label.err"; then
