@@ -153,6 +153,11 @@ impl CodeCache {
         }
     }
 
+    /// Forget what is stored under `key`.
+    pub fn remove(&self, key: &[u8; 16]) {
+        let _ = std::fs::remove_file(self.path(key));
+    }
+
     /// Store `object` under `key` (best effort: a full disk only costs a compile later).
     pub fn put(&self, key: &[u8; 16], object: &[u8]) {
         let path = self.path(key);

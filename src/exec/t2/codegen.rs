@@ -71,6 +71,9 @@ pub struct CodegenEnv {
     pub opt: T2Opt,
 }
 
+/// The name of every region's function in its object.
+pub const REGION_SYMBOL: &str = "rv32_region";
+
 /// Symbol prefixes of the helpers in a region's object: the plain ones and the folding ones.
 const PLAIN_HELPER: &str = "rv32.helper.";
 const FOLDING_HELPER: &str = "rv32.folding_helper.";

@@ -27,8 +27,9 @@ use crate::exec::platform::Platform;
 use crate::exec::policy::T2Opt;
 use code_cache::Fingerprint;
 use codegen::CodegenEnv;
+use memory::CodeMemory;
 use region::RegionPlan;
-use worker::{CompileDone, CompileJob, Compiled, Worker};
+use worker::{CompileDone, CompileJob, Worker};
 
 /// Tier-2 counters for `--stats`.
 #[derive(Clone, Debug, Default)]
@@ -193,6 +194,11 @@ pub struct Tier2 {
     /// memory holds the same code), so the same region is never compiled twice.
     cache: HashMap<RegionKey, usize>,
     cache_insns: usize,
+    /// Where regions loaded from the code cache on disk live; emptied with the region cache.
+    disk_code: CodeMemory,
+    /// Whether the code cache is read (not with `RV32VM_JIT_DUMP`, which wants every region's
+    /// IR and code from a compile).
+    read_code_cache: bool,
     /// Results of epochs before this one are not cached: their code may have been freed.
     oldest_cached_epoch: u64,
     /// Regions one entry from the run loop may chain into: [`REGION_CHAIN_BUDGET`], or less
@@ -222,6 +228,7 @@ impl Tier2 {
     pub fn new() -> Tier2 {
         let mut tier2 = Tier2::default();
         tier2.chain_budget = REGION_CHAIN_BUDGET;
+        tier2.read_code_cache = std::env::var_os("RV32VM_JIT_DUMP").is_none();
         tier2
     }
 
@@ -337,9 +344,19 @@ impl Tier2 {
             helpers: env.helpers.clone(),
             opt: env.opt,
         };
-        if let Some(&entry) = self.cache.get(&key) {
-            let opt = key.opt;
+        let cached = self.cache.get(&key).copied();
+        if cached.is_some() {
             self.stats.cache_hits += 1;
+        }
+        let entry = cached.or_else(|| {
+            let entry = self.load_from_disk(&fingerprint, &env)?;
+            self.stats.disk_hits += 1;
+            self.cache_insns += plan.insn_count();
+            self.cache.insert(key.clone(), entry);
+            Some(entry)
+        });
+        if let Some(entry) = entry {
+            let opt = key.opt;
             self.stats.region_insns += plan.insn_count() as u64;
             self.stats.region_blocks += plan.blocks.len() as u64;
             return Some(Finished {
@@ -396,6 +413,29 @@ impl Tier2 {
         }
     }
 
+    /// The region with `fingerprint` from the code cache on disk, loaded here (no round trip
+    /// to a compile thread, which may be busy with a full compile), if there is one.
+    fn load_from_disk(&mut self, fingerprint: &Fingerprint, env: &CodegenEnv) -> Option<usize> {
+        let cache = code_cache::code_cache().filter(|_| self.read_code_cache)?;
+        let key = cache.key(fingerprint);
+        let object = cache.get(&key)?;
+        let resolve = |name: &str| env.resolve(name);
+        match loader::load(
+            &object,
+            codegen::REGION_SYMBOL,
+            &resolve,
+            &mut self.disk_code,
+        ) {
+            Ok(loaded) => Some(loaded.entry),
+            Err(e) => {
+                // Intact but not loadable: whatever wrote it, compile the region again.
+                tracing::debug!("code cache: dropping an object that does not load: {e}");
+                cache.remove(&key);
+                None
+            }
+        }
+    }
+
     /// Regions the compile thread has finished since the last call.
     pub fn poll(&mut self) -> Vec<Finished> {
         let mut out = std::mem::take(&mut self.ready);
@@ -418,8 +458,7 @@ impl Tier2 {
                 self.stats.dropped_stale += 1;
                 None
             }
-            Ok(Compiled { entry, from_disk }) => {
-                self.stats.disk_hits += u64::from(from_disk);
+            Ok(entry) => {
                 self.stats.region_insns += p.insns;
                 self.stats.region_blocks += p.blocks;
                 self.cache_insns += p.insns as usize;
@@ -528,6 +567,8 @@ impl Tier2 {
         if self.cache_insns > REGION_CACHE_INSNS {
             self.cache.clear();
             self.cache_insns = 0;
+            // Nothing installed runs any more (the run loop resets between blocks).
+            self.disk_code = CodeMemory::new();
             self.oldest_cached_epoch = new_epoch;
             for w in self.workers.iter().flatten().filter(|w| w.is_ours()) {
                 w.forget_before(new_epoch);

@@ -19,7 +19,7 @@ use inkwell::targets::{
 };
 
 use super::code_cache;
-use super::codegen::{build_region, CodegenEnv};
+use super::codegen::{build_region, CodegenEnv, REGION_SYMBOL};
 use super::loader;
 use super::memory::CodeMemory;
 use super::region::RegionPlan;
@@ -38,21 +38,12 @@ pub struct CompileJob {
     pub env: CodegenEnv,
 }
 
-/// A region's code, ready to run.
-#[derive(Clone, Copy, Debug)]
-pub struct Compiled {
-    /// The function's address.
-    pub entry: usize,
-    /// Loaded from the code cache on disk instead of compiled.
-    pub from_disk: bool,
-}
-
 /// A finished compile.
 pub struct CompileDone {
     pub id: u64,
     pub epoch: u64,
-    /// The region's code, or why there is none.
-    pub result: Result<Compiled, String>,
+    /// The function's address, or why there is none.
+    pub result: Result<usize, String>,
     /// CPU time the thread spent on this region (IR, optimisation, machine code).
     pub compile_time: Duration,
 }
@@ -403,9 +394,6 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
     drop(work);
 }
 
-/// The name of every region's function in its object.
-const REGION_SYMBOL: &str = "rv32_region";
-
 /// Compile `job`'s region to a relocatable object.
 fn compile_object(
     context: &Context,
@@ -456,21 +444,13 @@ fn compile_one(
     engines: &mut Vec<EpochCode>,
     job: &CompileJob,
     dump: Option<&mut Dump>,
-) -> Result<Compiled, String> {
-    let cache = code_cache::code_cache().map(|c| (c, c.key(&job.fingerprint)));
-    let cached = cache.as_ref().and_then(|(c, key)| c.get(key));
-    let from_disk = cached.is_some();
-    let object = match cached {
-        Some(object) => object,
-        None => {
-            let machine = machines.get(job.env.opt)?;
-            let object = compile_object(context, machine, job, dump.as_deref())?;
-            if let Some((c, key)) = &cache {
-                c.put(key, &object);
-            }
-            object
-        }
-    };
+) -> Result<usize, String> {
+    let machine = machines.get(job.env.opt)?;
+    let object = compile_object(context, machine, job, dump.as_deref())?;
+    // The engine looked in the code cache before it asked for the compile.
+    if let Some(cache) = code_cache::code_cache() {
+        cache.put(&cache.key(&job.fingerprint), &object);
+    }
     let code = match engines.iter().position(|e| e.epoch == job.epoch) {
         Some(i) => &mut engines[i],
         None => {
@@ -495,8 +475,5 @@ fn compile_one(
         let bytes = unsafe { std::slice::from_raw_parts(loaded.entry as *const u8, loaded.len) };
         d.record(loaded.entry, pc, &format!("rv32_region_{pc:08x}"), bytes);
     }
-    Ok(Compiled {
-        entry: loaded.entry,
-        from_disk,
-    })
+    Ok(loaded.entry)
 }
