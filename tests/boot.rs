@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const PROMPT: &str = "root@rv32vm:~# ";
-// Generous: under `--tier t2` every region goes through LLVM before it runs (a boot costs
-// about a minute of CPU).
+// Generous: under `--tier t2` every region goes through LLVM before it runs (a boot without
+// the code cache costs about 15 s of CPU, more on a loaded machine).
 const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn images() -> PathBuf {
@@ -157,4 +157,68 @@ fn user_dtb_gets_the_command_line_and_initrd() {
         vm.send("poweroff -f");
         assert_eq!(vm.wait_exit(), 0, "tier {tier}");
     }
+}
+
+/// The code cache across boots: a second `--tier t2` boot with the same cache directory loads
+/// most of its regions (where interrupts land differs from boot to boot, so some plans are
+/// new) and runs the shell as the first did.
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+#[test]
+fn a_second_t2_boot_loads_its_regions_from_the_code_cache() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/boot-tests")
+        .join(format!("code-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let boot = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+            .arg("boot")
+            .arg("--kernel")
+            .arg(images().join("Image"))
+            .arg("--initrd")
+            .arg(images().join("initramfs.cpio.gz"))
+            .args([
+                "--tier",
+                "t2",
+                "--stats",
+                "--timeout",
+                "900",
+                "--code-cache",
+            ])
+            .arg(&dir)
+            .args(["--expect", PROMPT, "--send", "/bin/cksum-test; poweroff -f"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run rv32vm");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains("crc32=0616b8a4") && stdout.contains("self-check ok"),
+            "cksum-test: {stdout}"
+        );
+        // "regions installed   N (B blocks, I instructions; R from the region cache, D from
+        // the code cache)"
+        let line = stderr
+            .lines()
+            .find(|l| l.trim().starts_with("regions installed"))
+            .unwrap_or_else(|| panic!("no tier-2 stats:\n{stderr}"))
+            .to_string();
+        let number = |s: &str| -> u64 {
+            s.split_whitespace()
+                .find_map(|w| w.trim_start_matches('(').parse().ok())
+                .unwrap_or_else(|| panic!("no number in `{s}`"))
+        };
+        let installed = number(&line);
+        let from_disk = number(line.rsplit(", ").next().expect("code cache count"));
+        (installed, from_disk)
+    };
+    let (first, first_loaded) = boot();
+    assert_eq!(first_loaded, 0, "an empty cache served regions");
+    assert!(first > 1000, "a boot installed only {first} regions");
+    let (second, loaded) = boot();
+    assert!(
+        loaded * 10 >= second * 8,
+        "the second boot loaded only {loaded} of its {second} regions"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
