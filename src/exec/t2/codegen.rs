@@ -77,7 +77,7 @@ pub const REGION_SYMBOL: &str = "rv32_region";
 /// Symbol prefixes of the helpers in a region's object: the plain ones and the folding ones.
 const PLAIN_HELPER: &str = "rv32.helper.";
 const FOLDING_HELPER: &str = "rv32.folding_helper.";
-/// Symbol of [`MXCSR_TO_FFLAGS`] in a region's object.
+/// [`MXCSR_TO_FFLAGS`]'s copy in a region's module.
 const MXCSR_TABLE: &str = "rv32.mxcsr_to_fflags";
 
 impl CodegenEnv {
@@ -93,9 +93,7 @@ impl CodegenEnv {
 
     /// The address of `symbol`, an undefined symbol of a region's object, in this process.
     pub fn resolve(&self, symbol: &str) -> Option<usize> {
-        if symbol == MXCSR_TABLE {
-            Some(MXCSR_TO_FFLAGS.as_ptr() as usize)
-        } else if let Some(name) = symbol.strip_prefix(PLAIN_HELPER) {
+        if let Some(name) = symbol.strip_prefix(PLAIN_HELPER) {
             self.helpers.address_of(name)
         } else {
             let name = symbol.strip_prefix(FOLDING_HELPER)?;
@@ -1040,6 +1038,8 @@ impl<'ctx> Gen<'ctx, '_> {
             .env
             .symbol_of(addr)
             .ok_or(CodegenError::UnknownHelper(addr))?;
+        // A call to it is `call rel32` (`R_X86_64_PLT32`), which the loader points at the
+        // helper itself: region code is loaded within reach of this executable's code.
         let f = self
             .module
             .get_function(&name)
@@ -1194,13 +1194,20 @@ impl<'ctx> Gen<'ctx, '_> {
         let m = self.b.build_and(m, self.c32(MXCSR_IEEE_FLAGS), "")?;
         let m = self.b.build_int_z_extend(m, self.i64t, "")?;
         let i8t = self.context.i8_type();
+        // The table is part of the region's object (64 bytes of constants).
         let table = self
             .module
             .get_global(MXCSR_TABLE)
             .unwrap_or_else(|| {
-                let ty = i8t.array_type(MXCSR_TO_FFLAGS.len() as u32);
-                let table = self.module.add_global(ty, None, MXCSR_TABLE);
-                table.set_linkage(Linkage::External);
+                let values: Vec<_> = MXCSR_TO_FFLAGS
+                    .iter()
+                    .map(|&f| i8t.const_int(u64::from(f), false))
+                    .collect();
+                let init = i8t.const_array(&values);
+                let table = self.module.add_global(init.get_type(), None, MXCSR_TABLE);
+                table.set_linkage(Linkage::Private);
+                table.set_constant(true);
+                table.set_initializer(&init);
                 table
             })
             .as_pointer_value();

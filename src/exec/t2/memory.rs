@@ -1,8 +1,12 @@
 //! Memory for the machine code of one code epoch: each region's loaded object (its code and
-//! constants side by side) is carved from large read-write-execute host mappings. Regions of
+//! constants side by side) is carved from large read-write-execute host mappings, placed
+//! within reach of this executable's code: region code is compiled for the small code model
+//! and calls the helpers with 32-bit displacements ([`near_mapping`]). Regions of
 //! an epoch run while later regions of the same epoch are still being loaded next to them, so
 //! code pages can never be switched to read-write and back. Everything is unmapped at once
 //! when the epoch's code is dropped.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Size of one host mapping (larger objects get a mapping of their own size).
 const CHUNK_SIZE: usize = 1 << 20;
@@ -33,22 +37,10 @@ impl CodeMemory {
             .checked_add(align)?
             .max(CHUNK_SIZE)
             .checked_next_multiple_of(4096)?;
-        // SAFETY: a fresh anonymous private mapping at a kernel-chosen address touches no
-        // existing memory; MAP_FAILED is checked before use.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            tracing::warn!("tier 2: no host memory for {size} bytes of region code");
+        let Some(p) = near_mapping(len) else {
+            tracing::warn!("tier 2: no host memory near the executable for {size} bytes of code");
             return None;
-        }
+        };
         let base = p as usize;
         self.mappings.push((base, len));
         let start = base.next_multiple_of(align);
@@ -56,6 +48,75 @@ impl CodeMemory {
         self.end = base + len;
         Some(start as *mut u8)
     }
+}
+
+/// How far from this executable's code a mapping may lie: region code reaches every helper
+/// (and the executable is far smaller than the rest of the +-2 GiB a displacement spans).
+const REACH: usize = 1 << 30;
+/// Where the search for free address space starts: below the executable, clear of its
+/// own mappings, then further down in steps of the mapping's size.
+const FIRST_GAP: usize = 64 << 20;
+
+/// The address of some code of this executable: every helper lies within its size of it.
+fn anchor() -> usize {
+    anchor as fn() -> usize as usize
+}
+
+/// A fresh read-write-execute mapping of `len` bytes (a multiple of the page size) within
+/// [`REACH`] of [`anchor`], or `None` if there is no room.
+fn near_mapping(len: usize) -> Option<usize> {
+    // Where the last search ended: most searches then succeed at the first try. Once the
+    // search reaches the end of the range it starts again from the top, where code of
+    // dropped epochs has been unmapped.
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let anchor = anchor() & !0xfff;
+    let lowest = anchor.checked_sub(REACH)?;
+    let top = anchor.checked_sub(FIRST_GAP + len)?;
+    let resume = NEXT.load(Ordering::Relaxed);
+    let starts = if resume == 0 || resume >= top {
+        [top, 0]
+    } else {
+        [resume, top]
+    };
+    for start in starts.into_iter().filter(|&s| s != 0) {
+        let mut hint = start;
+        while hint >= lowest {
+            if let Some(p) = map_at(hint, len) {
+                NEXT.store(p.saturating_sub(len), Ordering::Relaxed);
+                return Some(p);
+            }
+            hint = hint.checked_sub(len)?;
+        }
+    }
+    None
+}
+
+/// A read-write-execute mapping of `len` bytes at exactly `addr`, unless something is
+/// mapped there.
+fn map_at(addr: usize, len: usize) -> Option<usize> {
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping (the call fails
+    // instead), so this touches no memory in use; MAP_FAILED is checked before use.
+    let p = unsafe {
+        libc::mmap(
+            addr as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    if p as usize != addr {
+        // A kernel older than MAP_FIXED_NOREPLACE took the address as a hint and mapped
+        // elsewhere.
+        // SAFETY: the mapping was just made by this call and nothing refers to it.
+        unsafe { libc::munmap(p, len) };
+        return None;
+    }
+    Some(addr)
 }
 
 impl Drop for CodeMemory {

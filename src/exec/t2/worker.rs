@@ -262,9 +262,12 @@ fn thread_cpu_time() -> Duration {
 /// (`region_ID_PC.{raw,opt}.ll`), and its code ([`CodeDump`], files `region-code-PID.*`).
 type Dump = CodeDump;
 
-/// A target machine for this host at `opt`'s code generation level. Large code model and
-/// static relocations: region code may be loaded anywhere and calls helpers anywhere in the
-/// address space through absolute addresses the loader fills in.
+/// A target machine for this host at `opt`'s code generation level. Position-independent
+/// code, small code model: region code is loaded within 2 GiB of this executable's code
+/// ([`CodeMemory`]), so it calls helpers directly (`call rel32`) and reaches its own constants
+/// relative to the instruction pointer. (The large code model costs more than bigger
+/// instructions: fast instruction selection gives up on any global's address there, and the
+/// rest of the block goes through SelectionDAG.)
 fn host_machine(opt: T2Opt) -> Result<TargetMachine, String> {
     Target::initialize_native(&InitializationConfig::default())?;
     let triple = TargetMachine::get_default_triple();
@@ -277,8 +280,8 @@ fn host_machine(opt: T2Opt) -> Result<TargetMachine, String> {
             cpu.to_str().unwrap_or("generic"),
             features.to_str().unwrap_or(""),
             super::codegen::codegen_level(opt),
-            RelocMode::Static,
-            CodeModel::Large,
+            RelocMode::PIC,
+            CodeModel::Small,
         )
         .ok_or_else(|| "LLVM cannot make a target machine for this host".to_string())
 }
