@@ -37,11 +37,10 @@ impl CodeMemory {
             .checked_add(align)?
             .max(CHUNK_SIZE)
             .checked_next_multiple_of(4096)?;
-        let Some(p) = near_mapping(len) else {
+        let Some(base) = near_mapping(len) else {
             tracing::warn!("tier 2: no host memory near the executable for {size} bytes of code");
             return None;
         };
-        let base = p as usize;
         self.mappings.push((base, len));
         let start = base.next_multiple_of(align);
         self.next = start + size;
@@ -141,6 +140,12 @@ mod tests {
         let b = m.allocate(3 << 20, 4096).expect("memory") as usize;
         let c = m.allocate(10, 64).expect("memory") as usize;
         assert_eq!((a % 16, b % 4096, c % 64), (0, 0, 0));
+        for p in [a, b, c] {
+            assert!(
+                p.abs_diff(anchor()) < REACH,
+                "{p:#x} out of reach of the executable"
+            );
+        }
         for (x, xl, y, yl) in [(a, 100, b, 3 << 20), (a, 100, c, 10), (b, 3 << 20, c, 10)] {
             assert!(
                 x + xl <= y || y + yl <= x,
