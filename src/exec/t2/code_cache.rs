@@ -9,7 +9,7 @@
 //! Helper addresses are not part of it: objects name their helpers (`loader`). Files are
 //! written whole under a temporary name and renamed, so concurrent runs never see half a file;
 //! a file whose header or checksum does not match is removed and the region compiled. The
-//! cache is trimmed to [`CodeCache::max_bytes`] (oldest files first) when it is opened.
+//! cache is trimmed to its size limit (oldest files first) when it is opened.
 //!
 //! Only the `rv32vm` binary turns the cache on ([`set_code_cache`]); the library's tests
 //! always compile.
@@ -120,11 +120,6 @@ fn hash128(value: &impl Hash) -> [u8; 16] {
 static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
 
 impl CodeCache {
-    /// The cache's size limit.
-    pub fn max_bytes(&self) -> u64 {
-        self.max_bytes
-    }
-
     /// The key of a region with `fingerprint` in this cache: the fingerprint and what
     /// identifies the build and host.
     pub fn key(&self, fingerprint: &Fingerprint) -> [u8; 16] {
