@@ -53,13 +53,11 @@ pub fn set_code_cache(dir: &Path, max_bytes: u64) -> std::io::Result<()> {
         max_bytes,
     };
     if CODE_CACHE.set(cache).is_ok() {
-        let spawned = std::thread::Builder::new()
-            .name("rv32vm-cache-trim".into())
-            .spawn(|| {
-                if let Some(cache) = CODE_CACHE.get() {
-                    cache.trim();
-                }
-            });
+        let spawned = super::worker::spawn_without_signals("rv32vm-cache-trim", || {
+            if let Some(cache) = CODE_CACHE.get() {
+                cache.trim();
+            }
+        });
         if let Err(e) = spawned {
             tracing::debug!("code cache: not trimmed: {e}");
         }

@@ -151,24 +151,9 @@ impl Worker {
         let (done_tx, done) = mpsc::channel();
         let quit = Arc::new(AtomicBool::new(false));
         let thread_quit = quit.clone();
-        // The thread starts with every signal blocked (it inherits this thread's mask): host
-        // signals meant for the guest must reach the CPU thread, whose blocking system calls
-        // they interrupt, never the compile thread.
-        // SAFETY: sigset_t is plain data that sigfillset initialises; pthread_sigmask only
-        // changes this thread's mask, restored right after the spawn.
-        let old_mask = unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-            old
-        };
-        let spawned = std::thread::Builder::new()
-            .name("rv32vm-t2".into())
-            .spawn(move || compile_loop(job_rx, done_tx, &thread_quit));
-        // SAFETY: restores the mask saved above.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut()) };
-        let thread = spawned?;
+        let thread = spawn_without_signals("rv32vm-t2", move || {
+            compile_loop(job_rx, done_tx, &thread_quit)
+        })?;
         Ok(Worker {
             jobs,
             done,
@@ -209,6 +194,28 @@ impl Worker {
     pub fn wait_done(&self) -> Option<CompileDone> {
         self.done.recv().ok()
     }
+}
+
+/// Start thread `name` running `f` with every signal blocked (a thread inherits its creator's
+/// mask): host signals meant for the guest must reach the CPU thread, whose blocking system
+/// calls they interrupt, never a helper thread of tier 2.
+pub(super) fn spawn_without_signals(
+    name: &str,
+    f: impl FnOnce() + Send + 'static,
+) -> std::io::Result<JoinHandle<()>> {
+    // SAFETY: sigset_t is plain data that sigfillset initialises; pthread_sigmask only
+    // changes this thread's mask, restored right after the spawn.
+    let old_mask = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        old
+    };
+    let spawned = std::thread::Builder::new().name(name.into()).spawn(f);
+    // SAFETY: restores the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut()) };
+    spawned
 }
 
 /// Set by a program that ends its process with `_exit` (the `rv32vm` binary): a dropped
