@@ -448,9 +448,7 @@ impl EngineArgs {
             deterministic: false,
         }
     }
-}
 
-impl EngineArgs {
     /// The code cache directory the options and the environment ask for, if any.
     #[cfg_attr(not(tier2), allow(dead_code))]
     fn code_cache_dir(&self) -> Option<PathBuf> {
