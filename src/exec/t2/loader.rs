@@ -57,12 +57,19 @@ pub fn load(
             return Err(format!("section alignment {align}"));
         }
         let size = usize::try_from(section.size()).map_err(|_| "section size")?;
+        if section.kind() != SectionKind::UninitializedData {
+            let data = section.data().map_err(|e| e.to_string())?;
+            if data.len() != size {
+                return Err("section data shorter than the section".into());
+            }
+        }
         let offset = total.next_multiple_of(align);
         total = offset.checked_add(size).ok_or("sections too large")?;
         max_align = max_align.max(align);
         placed.push((section.index(), offset, size));
     }
-    if total > 64 << 20 {
+    // A region's object is a few KiB; anything near this is damaged.
+    if total > 16 << 20 {
         return Err(format!("{total} bytes of sections"));
     }
     let base = memory
@@ -83,11 +90,8 @@ pub fn load(
         if section.kind() == SectionKind::UninitializedData {
             dest.fill(0);
         } else {
-            let data = section.data().map_err(|e| e.to_string())?;
-            if data.len() != size {
-                return Err("section data shorter than the section".into());
-            }
-            dest.copy_from_slice(data);
+            // Its length was checked against `size` above.
+            dest.copy_from_slice(section.data().map_err(|e| e.to_string())?);
         }
     }
 
@@ -111,7 +115,7 @@ pub fn load(
                             .section_index()
                             .and_then(place)
                             .ok_or_else(|| format!("symbol `{name}` outside the code"))?;
-                        section + symbol.address() as usize
+                        section.wrapping_add(symbol.address() as usize)
                     }
                 }
                 RelocationTarget::Section(si) => {
@@ -157,8 +161,95 @@ pub fn load(
         .section_index()
         .and_then(place)
         .ok_or("entry outside the code")?;
-    Ok(Loaded {
-        entry: section + symbol.address() as usize,
-        len: symbol.size() as usize,
-    })
+    let entry = section.wrapping_add(symbol.address() as usize);
+    let len = symbol.size() as usize;
+    if entry < base || entry.checked_add(len).is_none_or(|end| end > base + total) {
+        return Err("entry outside the code".into());
+    }
+    Ok(Loaded { entry, len })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::policy::T2Opt;
+    use inkwell::context::Context;
+    use inkwell::module::Linkage;
+    use inkwell::targets::FileType;
+
+    extern "sysv64" fn add_seven(x: u32) -> u32 {
+        x.wrapping_add(7)
+    }
+
+    fn resolve(name: &str) -> Option<usize> {
+        (name == "rv32.helper.add_seven")
+            .then_some(add_seven as extern "sysv64" fn(u32) -> u32 as usize)
+    }
+
+    /// An object shaped like a region's: a function that reads a private constant table and
+    /// calls an external helper, emitted as tier 2 emits regions.
+    fn sample_object(opt: T2Opt) -> Vec<u8> {
+        let context = Context::create();
+        let module = context.create_module("sample");
+        let machine = super::super::worker::host_machine(opt).expect("a target machine");
+        module.set_triple(&machine.get_triple());
+        module.set_data_layout(&machine.get_target_data().get_data_layout());
+        let (i8t, i32t, i64t) = (context.i8_type(), context.i32_type(), context.i64_type());
+        let fn_type = i32t.fn_type(&[i32t.into()], false);
+        let helper = module.add_function("rv32.helper.add_seven", fn_type, Some(Linkage::External));
+        let f = module.add_function("entry", fn_type, None);
+        let values: Vec<_> = (0..16u64).map(|v| i8t.const_int(v * 3, false)).collect();
+        let init = i8t.const_array(&values);
+        let table = module.add_global(init.get_type(), None, "table");
+        table.set_linkage(Linkage::Private);
+        table.set_constant(true);
+        table.set_initializer(&init);
+        let b = context.create_builder();
+        b.position_at_end(context.append_basic_block(f, "entry"));
+        let x = f.get_nth_param(0).expect("a parameter").into_int_value();
+        let index = b.build_and(x, i32t.const_int(15, false), "").expect("and");
+        let index = b.build_int_z_extend(index, i64t, "").expect("zext");
+        // SAFETY: the index is at most 15, inside the 16-byte table.
+        let p = unsafe { b.build_gep(i8t, table.as_pointer_value(), &[index], "") }.expect("gep");
+        let t = b.build_load(i8t, p, "").expect("load").into_int_value();
+        let t = b.build_int_z_extend(t, i32t, "").expect("zext");
+        let r = b.build_call(helper, &[t.into()], "").expect("call");
+        let r = r.try_as_basic_value().basic().expect("a value");
+        b.build_return(Some(&r)).expect("ret");
+        let object = machine
+            .write_to_memory_buffer(&module, FileType::Object)
+            .expect("an object");
+        object.as_slice().to_vec()
+    }
+
+    #[test]
+    fn loads_and_runs_an_object_and_refuses_damaged_ones_without_panicking() {
+        for opt in [T2Opt::Fast, T2Opt::Full] {
+            let object = sample_object(opt);
+            let mut memory = CodeMemory::new();
+            let loaded = load(&object, "entry", &resolve, &mut memory).expect("it loads");
+            // SAFETY: `entry` is the function just loaded, of this type (`sample_object`).
+            let f = unsafe {
+                std::mem::transmute::<usize, extern "sysv64" fn(u32) -> u32>(loaded.entry)
+            };
+            assert_eq!((f(5), f(18)), (5 * 3 + 7, 2 * 3 + 7), "{opt:?}");
+            assert!(load(&object, "entry", &|_| None, &mut memory).is_err());
+            assert!(load(&object, "elsewhere", &resolve, &mut memory).is_err());
+            assert!(load(b"not an object", "entry", &resolve, &mut memory).is_err());
+            // Damaged copies (never run): an error or a load, never a panic or a stray write.
+            for len in (0..object.len()).step_by(5) {
+                let _ = load(&object[..len], "entry", &resolve, &mut CodeMemory::new());
+            }
+            let mut seed = 0x9e37_79b9u32;
+            for _ in 0..3000 {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                let mut bad = object.clone();
+                let at = seed as usize % bad.len();
+                bad[at] ^= 1 << (seed >> 29);
+                let _ = load(&bad, "entry", &resolve, &mut CodeMemory::new());
+            }
+        }
+    }
 }

@@ -275,7 +275,7 @@ type Dump = CodeDump;
 /// relative to the instruction pointer. (The large code model costs more than bigger
 /// instructions: fast instruction selection gives up on any global's address there, and the
 /// rest of the block goes through SelectionDAG.)
-fn host_machine(opt: T2Opt) -> Result<TargetMachine, String> {
+pub(super) fn host_machine(opt: T2Opt) -> Result<TargetMachine, String> {
     Target::initialize_native(&InitializationConfig::default())?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
