@@ -69,8 +69,8 @@ fn near_mapping(len: usize) -> Option<usize> {
     // dropped epochs has been unmapped.
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let anchor = anchor() & !0xfff;
-    let lowest = anchor.checked_sub(REACH)?;
-    let top = anchor.checked_sub(FIRST_GAP + len)?;
+    let lowest = anchor.saturating_sub(REACH);
+    let top = anchor.saturating_sub(FIRST_GAP + len);
     let resume = NEXT.load(Ordering::Relaxed);
     let starts = if resume == 0 || resume >= top {
         [top, 0]
@@ -84,8 +84,20 @@ fn near_mapping(len: usize) -> Option<usize> {
                 NEXT.store(p.saturating_sub(len), Ordering::Relaxed);
                 return Some(p);
             }
-            hint = hint.checked_sub(len)?;
+            let Some(lower) = hint.checked_sub(len) else {
+                break;
+            };
+            hint = lower;
         }
+    }
+    // Nothing below (an executable loaded low, as a non-PIE one is): above it, past where
+    // its heap starts.
+    let mut hint = anchor.checked_add(4 * FIRST_GAP)?;
+    while hint.checked_add(len)? <= anchor + REACH {
+        if let Some(p) = map_at(hint, len) {
+            return Some(p);
+        }
+        hint += len;
     }
     None
 }
