@@ -478,13 +478,16 @@ impl EngineArgs {
     }
 
     /// Use the code cache [`Self::code_cache_dir`] names; a directory that cannot be made
-    /// leaves it off with a warning (only a named one: the default is silent).
+    /// leaves it off, with a warning if the option or `RV32VM_CODE_CACHE` named it (the
+    /// default is silent).
     fn open_code_cache(&self) {
         #[cfg(tier2)]
         if let Some(dir) = self.code_cache_dir() {
             use rv32vm::exec::t2::code_cache;
             if let Err(e) = code_cache::set_code_cache(&dir, code_cache::DEFAULT_MAX_BYTES) {
-                if self.code_cache.is_some() {
+                let named = self.code_cache.is_some()
+                    || std::env::var_os("RV32VM_CODE_CACHE").is_some_and(|v| !v.is_empty());
+                if named {
                     tracing::warn!("code cache {} off: {e}", dir.display());
                 } else {
                     tracing::debug!("code cache {} off: {e}", dir.display());
