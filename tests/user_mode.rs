@@ -137,6 +137,44 @@ fn every_guest_program_is_tested() {
     );
 }
 
+/// `program` (a guest that exits 0) under `rv32vm run ARGS -- program`, with its output checked
+/// against qemu-riscv32's (`reference`, from [`qemu_reference`]); `what` names the run in a
+/// failure. Returns rv32vm's stderr (its `--stats`).
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+fn run_like_qemu(
+    reference: &Outcome,
+    args: &[&std::ffi::OsStr],
+    program: &Path,
+    what: &str,
+) -> String {
+    let mut command = std::process::Command::new(rv32vm_binary());
+    command.arg("run").args(args).arg("--").arg(program);
+    guest_harness::set_guest_environment(&mut command);
+    let actual = guest_harness::run_captured(&mut command, std::time::Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("cannot run rv32vm: {e}"));
+    if let Some(report) = divergence(reference, &actual) {
+        panic!(
+            "{what} diverges from qemu-riscv32:\n{report}\n{}",
+            tail(&actual.stderr, 15)
+        );
+    }
+    String::from_utf8_lossy(&actual.stderr).into_owned()
+}
+
+/// qemu-riscv32's run of guest `name` (at `program`), which exits 0.
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+fn qemu_reference(name: &str, program: &Path) -> Outcome {
+    GuestRun {
+        name,
+        program: program.to_path_buf(),
+        args: Vec::new(),
+        setup: &no_setup,
+        expected_end: ExpectedEnd::Exit(0),
+        env: Vec::new(),
+    }
+    .run(&Runner::Qemu)
+}
+
 /// Under `--tier t2` a region compiled fast whose code keeps the guest busy is compiled again
 /// with full optimisation in the background and replaces the fast one (and the fast regions
 /// that ran its block inside themselves): the output must stay qemu's, and it must happen.
@@ -146,37 +184,14 @@ fn reoptimised_regions_keep_qemus_output() {
     let guests = build_guests();
     for name in ["indirect", "qsort"] {
         let program = guests.join(name);
-        let reference = GuestRun {
-            name,
-            program: program.clone(),
-            args: Vec::new(),
-            setup: &no_setup,
-            expected_end: ExpectedEnd::Exit(0),
-            env: Vec::new(),
-        }
-        .run(&Runner::Qemu);
-        let mut command = std::process::Command::new(rv32vm_binary());
-        command
-            .args([
-                "run",
-                "--tier",
-                "t2",
-                "--t2-threshold",
-                "0",
-                "--stats",
-                "--",
-            ])
-            .arg(&program);
-        guest_harness::set_guest_environment(&mut command);
-        let actual = guest_harness::run_captured(&mut command, std::time::Duration::from_secs(120))
-            .unwrap_or_else(|e| panic!("cannot run rv32vm: {e}"));
-        if let Some(report) = divergence(&reference, &actual) {
-            panic!(
-                "{name} under --tier t2 with re-optimisation diverges from qemu-riscv32:\n{report}\n{}",
-                tail(&actual.stderr, 15)
-            );
-        }
-        let stats = String::from_utf8_lossy(&actual.stderr);
+        let reference = qemu_reference(name, &program);
+        let args = ["--tier", "t2", "--t2-threshold", "0", "--stats"].map(std::ffi::OsStr::new);
+        let stats = run_like_qemu(
+            &reference,
+            &args,
+            &program,
+            &format!("{name} under --tier t2 with re-optimisation"),
+        );
         let reoptimised: u64 = stats
             .lines()
             .find_map(|l| l.trim().strip_prefix("re-optimised"))
@@ -223,43 +238,23 @@ fn code_cache_serves_a_second_run_and_survives_damaged_files() {
     };
     for name in ["qsort", "indirect"] {
         let program = guests.join(name);
-        let reference = GuestRun {
-            name,
-            program: program.clone(),
-            args: Vec::new(),
-            setup: &no_setup,
-            expected_end: ExpectedEnd::Exit(0),
-            env: Vec::new(),
-        }
-        .run(&Runner::Qemu);
+        let reference = qemu_reference(name, &program);
+        // Fast regions only: re-optimisation in the background would make the regions
+        // planned depend on timing.
+        let args = [
+            "--tier",
+            "t2",
+            "--t2-opt",
+            "fast",
+            "--stats",
+            "--code-cache",
+        ]
+        .map(std::ffi::OsStr::new);
+        let args: Vec<&std::ffi::OsStr> =
+            args.into_iter().chain([cache.path().as_os_str()]).collect();
         let run = |label: &str| {
-            let mut command = std::process::Command::new(rv32vm_binary());
-            command
-                // Fast regions only: re-optimisation in the background would make the
-                // regions planned depend on timing.
-                .args([
-                    "run",
-                    "--tier",
-                    "t2",
-                    "--t2-opt",
-                    "fast",
-                    "--stats",
-                    "--code-cache",
-                ])
-                .arg(cache.path())
-                .arg("--")
-                .arg(&program);
-            guest_harness::set_guest_environment(&mut command);
-            let actual =
-                guest_harness::run_captured(&mut command, std::time::Duration::from_secs(120))
-                    .unwrap_or_else(|e| panic!("cannot run rv32vm: {e}"));
-            if let Some(report) = divergence(&reference, &actual) {
-                panic!(
-                    "{name}, {label} run with a code cache, diverges from qemu-riscv32:\n{report}\n{}",
-                    tail(&actual.stderr, 15)
-                );
-            }
-            from_code_cache(&String::from_utf8_lossy(&actual.stderr))
+            let what = format!("{name}, {label} run with a code cache,");
+            from_code_cache(&run_like_qemu(&reference, &args, &program, &what))
         };
         let before = cache_files().len();
         run("first");
