@@ -296,7 +296,8 @@ struct Gen<'ctx, 'a> {
     rctx: PointerValue<'ctx>,
     i32t: IntType<'ctx>,
     i64t: IntType<'ctx>,
-    /// `alloca` of each register the region uses.
+    /// `alloca` of each register a fully optimised region uses (fast regions use the hart's:
+    /// [`Gen::reg_slot`]).
     regs: [Option<PointerValue<'ctx>>; 32],
     /// Registers the region may write (written back at exits).
     written: u32,
@@ -308,11 +309,13 @@ struct Gen<'ctx, 'a> {
     /// f register writes set; the exit ORs them into the hart's `mstatus`. A store per write
     /// (the interpreter's) would stay in loops: LLVM cannot tell the hart from guest memory.
     fp_dirty: Option<PointerValue<'ctx>>,
-    /// `alloca i64`: retired instructions up to the current block's start.
+    /// `alloca i64`: retired instructions up to the current block's start (a fast region
+    /// counts in `hart.instret` itself: [`Gen::instret_ptr`]).
     instret: PointerValue<'ctx>,
     /// `alloca i64`: the region goes on to another of its blocks only while `instret` is
     /// below this: the run loop's instruction limit or the region's budget, whichever comes
-    /// first; 0 once a slow path touched a device (leave at the end of the block).
+    /// first; 0 once a slow path touched a device (leave at the end of the block). A fast
+    /// region's is `RunState::region_cap` ([`Gen::cap_ptr`]).
     cap: PointerValue<'ctx>,
     /// `hart.instret` when the region was entered.
     entry_instret: IntValue<'ctx>,
@@ -423,12 +426,8 @@ impl<'ctx> Gen<'ctx, '_> {
             self.written = 0;
         }
         for r in 1..32u8 {
-            if used & (1 << r) != 0 {
+            if used & (1 << r) != 0 && !in_place {
                 let field = self.hart_field(Layout::X + 4 * r as u64)?;
-                if in_place {
-                    self.regs[r as usize] = Some(field);
-                    continue;
-                }
                 let slot = self.b.build_alloca(self.i32t, &format!("x{r}"))?;
                 let v = self.b.build_load(self.i32t, field, "")?;
                 self.b.build_store(slot, v)?;
@@ -448,11 +447,13 @@ impl<'ctx> Gen<'ctx, '_> {
             self.b.build_store(slot, self.c32(0))?;
             self.fp_dirty = Some(slot);
         }
-        self.instret = self.b.build_alloca(self.i64t, "instret")?;
         let v = self
             .b
             .build_load(self.i64t, self.hart_field(Layout::INSTRET)?, "")?;
-        self.b.build_store(self.instret, v)?;
+        if !in_place {
+            self.instret = self.b.build_alloca(self.i64t, "instret")?;
+            self.b.build_store(self.instret, v)?;
+        }
         self.entry_instret = v.into_int_value();
         // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
         let limit_ptr = unsafe {
@@ -474,21 +475,10 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_int_compare(IntPredicate::ULT, budget_end, limit, "")?;
         let cap = self.b.build_select(sooner, budget_end, limit, "cap")?;
-        self.cap = if in_place {
-            // The reporting helpers clear it (`RunState::region_cap`).
-            // SAFETY: as for the limit.
-            unsafe {
-                self.b.build_gep(
-                    self.context.i8_type(),
-                    self.rctx,
-                    &[self.c64(Layout::STATE_REGION_CAP)],
-                    "region_cap",
-                )?
-            }
-        } else {
-            self.b.build_alloca(self.i64t, "cap")?
-        };
-        self.b.build_store(self.cap, cap)?;
+        if !in_place {
+            self.cap = self.b.build_alloca(self.i64t, "cap")?;
+        }
+        self.b.build_store(self.cap_ptr()?, cap)?;
         self.mxcsr = self.b.build_alloca(self.i32t, "mxcsr")?;
         if self.native_fp {
             self.clean_mxcsr()?;
@@ -512,22 +502,64 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// Where `x[r]` is kept, `None` for x0. A fast region addresses the hart's register
+    /// afresh wherever it is used, and `hart.instret` ([`Gen::instret_ptr`]) and its cap
+    /// ([`Gen::cap_ptr`]) likewise: O0 code generation folds an address built in the same
+    /// basic block into the access, but spills one built in the entry block and reloads it
+    /// in every block that uses it.
+    fn reg_slot(&self, r: u8) -> Result<Option<PointerValue<'ctx>>> {
+        let r = r & 31;
+        if r == 0 {
+            Ok(None)
+        } else if self.in_place() {
+            Ok(Some(self.hart_field(Layout::X + 4 * r as u64)?))
+        } else {
+            Ok(self.regs[r as usize])
+        }
+    }
+
+    /// Where the region counts retired instructions: see [`Gen::instret`].
+    fn instret_ptr(&self) -> Result<PointerValue<'ctx>> {
+        if self.in_place() {
+            self.hart_field(Layout::INSTRET)
+        } else {
+            Ok(self.instret)
+        }
+    }
+
+    /// Where the region's cap is: see [`Gen::cap`].
+    fn cap_ptr(&self) -> Result<PointerValue<'ctx>> {
+        if !self.in_place() {
+            return Ok(self.cap);
+        }
+        // The reporting helpers clear it (`RunState::region_cap`).
+        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
+        Ok(unsafe {
+            self.b.build_gep(
+                self.context.i8_type(),
+                self.rctx,
+                &[self.c64(Layout::STATE_REGION_CAP)],
+                "region_cap",
+            )?
+        })
+    }
+
     fn reg(&self, r: u8) -> Result<IntValue<'ctx>> {
-        match self.regs[r as usize & 31] {
-            Some(slot) if r != 0 => Ok(self.b.build_load(self.i32t, slot, "")?.into_int_value()),
-            _ => Ok(self.c32(0)),
+        match self.reg_slot(r)? {
+            Some(slot) => Ok(self.b.build_load(self.i32t, slot, "")?.into_int_value()),
+            None => Ok(self.c32(0)),
         }
     }
 
     fn set_reg(&self, r: u8, v: IntValue<'ctx>) -> Result<()> {
-        if let Some(slot) = self.regs[r as usize & 31].filter(|_| r != 0) {
+        if let Some(slot) = self.reg_slot(r)? {
             self.b.build_store(slot, v)?;
         }
         Ok(())
     }
 
-    /// Store the registers the region writes, and `instret` as `base + extra`, to the hart.
-    fn write_back(&self, extra: u64) -> Result<()> {
+    /// Store the registers the region writes, and `instret`, to the hart.
+    fn write_back(&self) -> Result<()> {
         for r in 1..32u8 {
             if self.written & (1 << r) != 0 {
                 let v = self.reg(r)?;
@@ -536,7 +568,7 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         self.write_back_fp()?;
-        self.store_instret(extra)
+        self.store_instret()
     }
 
     /// Store the f registers the region keeps in `alloca`s and may have written, and OR the
@@ -569,15 +601,16 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_store(self.hart_field(Layout::X + 4 * u64::from(r & 31))?, v)?;
             }
         }
-        self.store_instret(0)
+        self.store_instret()
     }
 
-    fn store_instret(&self, extra: u64) -> Result<()> {
-        let base = self
-            .b
-            .build_load(self.i64t, self.instret, "")?
-            .into_int_value();
-        let v = self.b.build_int_add(base, self.c64(extra), "")?;
+    /// Store the instructions retired up to the current block's start to `hart.instret`
+    /// (where a fast region keeps them anyway).
+    fn store_instret(&self) -> Result<()> {
+        if self.in_place() {
+            return Ok(());
+        }
+        let v = self.b.build_load(self.i64t, self.instret, "")?;
         self.b.build_store(self.hart_field(Layout::INSTRET)?, v)?;
         Ok(())
     }
@@ -616,6 +649,35 @@ impl<'ctx> Gen<'ctx, '_> {
         extra: IntValue<'ctx>,
         code: IntValue<'ctx>,
     ) -> Result<()> {
+        let exit_bb = self.exit_edge(pc, extra, code)?;
+        self.b.build_unconditional_branch(exit_bb)?;
+        Ok(())
+    }
+
+    /// Leave the region as [`Gen::leave_region`] does if `cond` (rarely true), else go on at
+    /// `cont`. Ends the current basic block.
+    fn leave_if(
+        &self,
+        cond: IntValue<'ctx>,
+        pc: IntValue<'ctx>,
+        extra: u64,
+        exit: Exit,
+        cont: BasicBlock<'ctx>,
+    ) -> Result<()> {
+        let exit_bb = self.exit_edge(pc, self.c64(extra), self.c32(exit.0))?;
+        self.branch_unlikely(cond, exit_bb, cont)
+    }
+
+    /// The shared exit block, as the target of the branch that ends the current basic block
+    /// (the caller builds it): the exit's values arrive from this block. Branching there
+    /// directly, instead of through a block that only jumps, saves a basic block per exit,
+    /// which fast regions' O0 code generation pays for in time and in jumps.
+    fn exit_edge(
+        &self,
+        pc: IntValue<'ctx>,
+        extra: IntValue<'ctx>,
+        code: IntValue<'ctx>,
+    ) -> Result<BasicBlock<'ctx>> {
         let (Some(from), Some(exit_bb)) = (self.b.get_insert_block(), self.exit_bb) else {
             return Err(CodegenError::Builder(
                 inkwell::builder::BuilderError::UnsetPosition,
@@ -627,8 +689,7 @@ impl<'ctx> Gen<'ctx, '_> {
             extra,
             code,
         });
-        self.b.build_unconditional_branch(exit_bb)?;
-        Ok(())
+        Ok(exit_bb)
     }
 
     /// The shared exit block: write back, set pc and instret, return the exit code.
@@ -663,7 +724,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.write_back_fp()?;
         let base = self
             .b
-            .build_load(self.i64t, self.instret, "")?
+            .build_load(self.i64t, self.instret_ptr()?, "")?
             .into_int_value();
         let instret = self
             .b
@@ -759,10 +820,10 @@ impl<'ctx> Gen<'ctx, '_> {
         default: BasicBlock<'ctx>,
         cases: &[(IntValue<'ctx>, BasicBlock<'ctx>)],
     ) -> Result<()> {
-        let dispatch = self.new_bb("dispatch");
-        self.b.build_unconditional_branch(dispatch)?;
-        self.b.position_at_end(dispatch);
         if self.env.opt == T2Opt::Full {
+            let dispatch = self.new_bb("dispatch");
+            self.b.build_unconditional_branch(dispatch)?;
+            self.b.position_at_end(dispatch);
             self.b.build_switch(value, default, cases)?;
             return Ok(());
         }
@@ -822,24 +883,70 @@ impl<'ctx> Gen<'ctx, '_> {
         let Some(&bb) = self.blocks.get(&target) else {
             return self.leave_region(target_v, 0, Exit::NEXT);
         };
-        let out = self.new_bb("out");
-        let go = self.new_bb("go");
-        // The run loop's checks between blocks, in one compare (see `cap`): the instruction
-        // limit, the region's budget, a device touched (the platform must run).
+        let stop = self.must_stop()?;
+        self.leave_if(stop, target_v, 0, Exit::NEXT, bb)
+    }
+
+    /// The run loop's checks between blocks, in one compare (see `cap`): the instruction
+    /// limit, the region's budget, a device touched (the platform must run).
+    fn must_stop(&self) -> Result<IntValue<'ctx>> {
         let instret = self
             .b
-            .build_load(self.i64t, self.instret, "")?
+            .build_load(self.i64t, self.instret_ptr()?, "")?
             .into_int_value();
-        let cap = self.b.build_load(self.i64t, self.cap, "")?.into_int_value();
-        let stop = self
+        let cap = self
             .b
-            .build_int_compare(IntPredicate::UGE, instret, cap, "")?;
-        self.branch_unlikely(stop, out, go)?;
-        self.b.position_at_end(out);
-        self.leave_region(target_v, 0, Exit::NEXT)?;
-        self.b.position_at_end(go);
-        self.b.build_unconditional_branch(bb)?;
-        Ok(())
+            .build_load(self.i64t, self.cap_ptr()?, "")?
+            .into_int_value();
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::UGE, instret, cap, "")?)
+    }
+
+    /// A conditional branch to `taken` if `cond`, else to `not_taken`, after the block's
+    /// instructions retired: each side goes on in the region or leaves, as [`Gen::goto`].
+    /// Built with as few basic blocks as the sides allow: when both stay in the region, the
+    /// run loop's checks come first, for both.
+    fn branch_to(&self, cond: IntValue<'ctx>, taken: u32, not_taken: u32) -> Result<()> {
+        if taken == not_taken {
+            return self.goto(taken);
+        }
+        let pcs = (self.c32(taken), self.c32(not_taken));
+        match (self.blocks.get(&taken), self.blocks.get(&not_taken)) {
+            (Some(&yes), Some(&no)) => {
+                let stop = self.must_stop()?;
+                let pc = self
+                    .b
+                    .build_select(cond, pcs.0, pcs.1, "")?
+                    .into_int_value();
+                let pick = self.new_bb("pick");
+                self.leave_if(stop, pc, 0, Exit::NEXT, pick)?;
+                self.b.position_at_end(pick);
+                self.b.build_conditional_branch(cond, yes, no)?;
+                Ok(())
+            }
+            (None, None) => {
+                let pc = self
+                    .b
+                    .build_select(cond, pcs.0, pcs.1, "")?
+                    .into_int_value();
+                self.leave_region(pc, 0, Exit::NEXT)
+            }
+            (Some(_), None) => {
+                let out = self.exit_edge(pcs.1, self.c64(0), self.c32(Exit::NEXT.0))?;
+                let yes = self.new_bb("taken");
+                self.b.build_conditional_branch(cond, yes, out)?;
+                self.b.position_at_end(yes);
+                self.goto(taken)
+            }
+            (None, Some(_)) => {
+                let out = self.exit_edge(pcs.0, self.c64(0), self.c32(Exit::NEXT.0))?;
+                let no = self.new_bb("not_taken");
+                self.b.build_conditional_branch(cond, out, no)?;
+                self.b.position_at_end(no);
+                self.goto(not_taken)
+            }
+        }
     }
 
     /// An indirect jump to `target`: if the target is the return site of a call in the region
@@ -888,10 +995,10 @@ impl<'ctx> Gen<'ctx, '_> {
     fn retire(&self, n: u64) -> Result<()> {
         let v = self
             .b
-            .build_load(self.i64t, self.instret, "")?
+            .build_load(self.i64t, self.instret_ptr()?, "")?
             .into_int_value();
         let v = self.b.build_int_add(v, self.c64(n), "")?;
-        self.b.build_store(self.instret, v)?;
+        self.b.build_store(self.instret_ptr()?, v)?;
         Ok(())
     }
 
@@ -945,12 +1052,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 };
                 let taken = self.b.build_int_compare(pred, a, b, "")?;
                 self.retire(n)?;
-                let (yes, no) = (self.new_bb("taken"), self.new_bb("not_taken"));
-                self.b.build_conditional_branch(taken, yes, no)?;
-                self.b.position_at_end(yes);
-                self.goto(pc.wrapping_add(i.imm as u32))?;
-                self.b.position_at_end(no);
-                self.goto(next_pc)
+                self.branch_to(taken, pc.wrapping_add(i.imm as u32), next_pc)
             }
             OpClass::Jal => {
                 self.set_reg(i.rd, self.c32(next_pc))?;
@@ -975,7 +1077,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 // System instructions: the helper does what the interpreter does (pc and
                 // instret included, from the block start and this instruction's index) and
                 // says how to leave.
-                self.write_back(0)?;
+                self.write_back()?;
                 let [lo, hi] = abi::insn_words(i);
                 let ty = self.i32t.fn_type(
                     &[
@@ -1053,10 +1155,8 @@ impl<'ctx> Gen<'ctx, '_> {
         let trapped =
             self.b
                 .build_int_compare(IntPredicate::EQ, status, self.c32(STATUS_TRAP), "")?;
-        let (trap, ok) = (self.new_bb("trap"), self.new_bb("ok"));
-        self.branch_unlikely(trapped, trap, ok)?;
-        self.b.position_at_end(trap);
-        self.leave_region(self.c32(pc), index, Exit::TRAP)?;
+        let ok = self.new_bb("ok");
+        self.leave_if(trapped, self.c32(pc), index, Exit::TRAP, ok)?;
         self.b.position_at_end(ok);
         Ok(())
     }
@@ -1070,10 +1170,8 @@ impl<'ctx> Gen<'ctx, '_> {
             self.c32(STATUS_CODE_WRITTEN),
             "",
         )?;
-        let (out, ok) = (self.new_bb("code_written"), self.new_bb("ok"));
-        self.branch_unlikely(hit, out, ok)?;
-        self.b.position_at_end(out);
-        self.leave_region(self.c32(next_pc), index + 1, Exit::CODE_WRITTEN)?;
+        let ok = self.new_bb("ok");
+        self.leave_if(hit, self.c32(next_pc), index + 1, Exit::CODE_WRITTEN, ok)?;
         self.b.position_at_end(ok);
         Ok(())
     }
@@ -1973,9 +2071,10 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// Leave at the end of the block if `device` (a device was accessed): the cap drops to 0.
     fn leave_at_block_end_if(&self, device: IntValue<'ctx>) -> Result<()> {
-        let old = self.b.build_load(self.i64t, self.cap, "")?.into_int_value();
+        let cap = self.cap_ptr()?;
+        let old = self.b.build_load(self.i64t, cap, "")?.into_int_value();
         let v = self.b.build_select(device, self.c64(0), old, "")?;
-        self.b.build_store(self.cap, v)?;
+        self.b.build_store(cap, v)?;
         Ok(())
     }
 
@@ -2063,9 +2162,16 @@ impl<'ctx> Gen<'ctx, '_> {
         index: u64,
     ) -> Result<()> {
         let r = self.slow_access(helper, size, self.i64t, &[va.into()])?;
-        let status = self.b.build_right_shift(r, self.c64(32), false, "")?;
-        let status = self.b.build_int_truncate(status, self.i32t, "")?;
-        self.trap_if(status, pc, index)?;
+        // A load's status is 0 or `STATUS_TRAP` (1): it trapped if `r` is 2^32 or more.
+        let trapped = self.b.build_int_compare(
+            IntPredicate::UGE,
+            r,
+            self.c64(u64::from(STATUS_TRAP) << 32),
+            "",
+        )?;
+        let ok = self.new_bb("ok");
+        self.leave_if(trapped, self.c32(pc), index, Exit::TRAP, ok)?;
+        self.b.position_at_end(ok);
         let raw = self
             .b
             .build_int_truncate(r, ty_of(self.context, size), "")?;
@@ -2094,7 +2200,7 @@ impl<'ctx> Gen<'ctx, '_> {
         ret: IntType<'ctx>,
         args: &[BasicMetadataValueEnum<'ctx>],
     ) -> Result<IntValue<'ctx>> {
-        self.store_instret(0)?;
+        self.store_instret()?;
         let helper = match size {
             1 => helper[0],
             2 => helper[1],
@@ -2119,14 +2225,17 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_int_truncate_or_bit_cast(value, ty_of(self.context, size), "")?;
             return self.store_aligned(host, narrow, 1);
         }
-        let done = self.new_bb("st_done");
         let status = if self.env.opt == T2Opt::Fast {
             // Through the reporting helper alone, as fast loads (`load`).
             let helper = self.helpers().store_reporting;
             self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?
         } else {
             let (entry, hit) = self.tlb_probe(va, size, true)?;
-            let (fast, slow) = (self.new_bb("st_fast"), self.new_bb("st_slow"));
+            let (fast, slow, done) = (
+                self.new_bb("st_fast"),
+                self.new_bb("st_slow"),
+                self.new_bb("st_done"),
+            );
             self.b.build_conditional_branch(hit, fast, slow)?;
             // Fast path: pages holding code have no write entries, so this never changes code.
             self.b.position_at_end(fast);
@@ -2143,50 +2252,15 @@ impl<'ctx> Gen<'ctx, '_> {
             // A device store leaves at the end of the block.
             let device = self.device_access(va, size, true)?;
             self.leave_at_block_end_if(device)?;
-            status
+            self.trap_if(status, pc, index)?;
+            self.code_written_if(status, pc.wrapping_add(i.len as u32), index)?;
+            self.b.build_unconditional_branch(done)?;
+            self.b.position_at_end(done);
+            return Ok(());
         };
-        // One exit for everything unusual: a trap (at the store) or a store into code (after
-        // it).
-        let zero = self.c32(0);
-        let trapped =
-            self.b
-                .build_int_compare(IntPredicate::EQ, status, self.c32(STATUS_TRAP), "")?;
-        let unusual = self
-            .b
-            .build_int_compare(IntPredicate::NE, status, zero, "")?;
-        let (out, ok) = (self.new_bb("st_out"), self.new_bb("ok"));
-        self.branch_unlikely(unusual, out, ok)?;
-        self.b.position_at_end(out);
-        let next_pc = pc.wrapping_add(i.len as u32);
-        let exit_pc = self
-            .b
-            .build_select(trapped, self.c32(pc), self.c32(next_pc), "")?
-            .into_int_value();
-        let extra = self
-            .b
-            .build_select(trapped, self.c64(index), self.c64(index + 1), "")?
-            .into_int_value();
-        let code = self
-            .b
-            .build_select(
-                trapped,
-                self.c32(Exit::TRAP.0),
-                self.b
-                    .build_select(
-                        unusual,
-                        self.c32(Exit::CODE_WRITTEN.0),
-                        self.c32(Exit::NEXT.0),
-                        "",
-                    )?
-                    .into_int_value(),
-                "",
-            )?
-            .into_int_value();
-        self.leave_with(exit_pc, extra, code)?;
-        self.b.position_at_end(ok);
-        self.b.build_unconditional_branch(done)?;
-        self.b.position_at_end(done);
-        Ok(())
+        // A trap (leave at the store) or a store into code (leave after it).
+        self.trap_if(status, pc, index)?;
+        self.code_written_if(status, pc.wrapping_add(i.len as u32), index)
     }
 
     fn intrinsic(&self, name: &'static str) -> Result<FunctionValue<'ctx>> {
