@@ -31,6 +31,9 @@ const MMIO_BASE: u32 = 0x0002_0000;
 /// A store here maps the second code page to its alternate host page, if the platform has
 /// one ([`TestPlatform::alternate_code`]), and flushes the TLB (as `sfence.vma` would).
 const REMAP_MMIO: u32 = MMIO_BASE + 0xff0;
+/// A load or store here makes the platform stop the hart at the next `between_blocks`, as a
+/// device that raises an interrupt does: where the run loop gets to the platform shows.
+const STOP_MMIO: u32 = MMIO_BASE + 0x7e0;
 
 /// A small machine: one code page, a few data pages, a hole, an MMIO page.
 struct TestPlatform {
@@ -51,6 +54,8 @@ struct TestPlatform {
     /// there after a store to [`REMAP_MMIO`] (`remapped`).
     alternate_at: Option<usize>,
     remapped: bool,
+    /// The guest touched [`STOP_MMIO`]: `between_blocks` stops the run.
+    stop_pending: bool,
 }
 
 impl TestPlatform {
@@ -75,6 +80,7 @@ impl TestPlatform {
                 flat_base: Some(flat_base),
                 alternate_at: None,
                 remapped: false,
+                stop_pending: false,
             };
         }
         // The code pages, room for an alternate page, and slack to align them.
@@ -97,6 +103,7 @@ impl TestPlatform {
             trap: None,
             alternate_at: None,
             remapped: false,
+            stop_pending: false,
         }
     }
 
@@ -166,6 +173,7 @@ impl Platform for TestPlatform {
     }
 
     fn mmio_read(&mut self, _hart: &mut Hart, paddr: u32, size: u32) -> Result<u64, Trap> {
+        self.stop_pending |= paddr == STOP_MMIO;
         Ok((paddr as u64).wrapping_mul(0x9e37_79b9) ^ size as u64)
     }
 
@@ -180,8 +188,13 @@ impl Platform for TestPlatform {
             self.remapped = true;
             hart.tlb.flush();
         }
+        self.stop_pending |= paddr == STOP_MMIO;
         self.mmio_writes.push((paddr, size, value));
         Ok(())
+    }
+
+    fn between_blocks(&mut self, _hart: &mut Hart) -> Option<Stop> {
+        self.stop_pending.then_some(Stop::Exit(0))
     }
 
     fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop> {
@@ -1360,6 +1373,63 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
 }
 
 /// Code memory with each `(address, word)` in place.
+#[test]
+fn every_tier_gets_to_the_platform_at_the_end_of_a_block_that_touched_a_device() {
+    // A loop, then a block that loads or stores at STOP_MMIO (whose platform then stops the
+    // hart at the next `between_blocks`, as a device raising an interrupt would), then more
+    // blocks of the same region. The interpreter stops right after the device's block; so must
+    // every tier, even where the device's block and the blocks after it are one region.
+    for (access, name) in [
+        (i_type(0, 6, 2, 5, 0x03), "lw x5, 0(x6)"),
+        (s_type(0, 3, 6, 2), "sw x3, 0(x6)"),
+    ] {
+        let code = code_of(&[
+            (0x1000, MMIO_BASE | 6 << 7 | 0x37), // lui x6, MMIO page
+            (
+                0x1004,
+                i_type((STOP_MMIO - MMIO_BASE) as i32, 6, 0, 6, 0x13),
+            ), // addi x6, x6, off
+            (0x1008, i_type(5, 0, 0, 3, 0x13)),  // addi x3, x0, 5
+            (0x100c, i_type(1, 1, 0, 1, 0x13)),  // L: addi x1, x1, 1
+            (0x1010, i_type(-1, 3, 0, 3, 0x13)), // addi x3, x3, -1
+            (0x1014, b_type(0x100c - 0x1014, 0, 3, 1)), // bne x3, x0, L
+            (0x1018, i_type(7, 0, 0, 2, 0x13)),  // addi x2, x0, 7
+            (0x101c, access),                    // the device access
+            (0x1020, i_type(1, 2, 0, 2, 0x13)),  // addi x2, x2, 1
+            (0x1024, j_type(8, 0)),              // j +8
+            (0x102c, i_type(100, 1, 0, 1, 0x13)), // addi x1, x1, 100
+            (0x1030, b_type(0x100c - 0x1030, 0, 1, 1)), // bne x1, x0, L
+            (0x1034, 0x0000_0073),               // ecall
+        ]);
+        let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+        let fp = RunSetup {
+            flat: false,
+            on: false,
+            f: [0; 32],
+            frm: 0,
+        };
+        let run = |tier, ir, t2_opt| {
+            let plat = TestPlatform::new(&code, &data, false, false);
+            run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+        };
+        let interp = run(Tier::Interp, NO_PASSES, None);
+        assert_eq!(
+            (interp.pc, interp.x[2], interp.trap),
+            (0x102c, 8, None),
+            "{name}: the interpreter stops after the device's block"
+        );
+        for &(tier, ir, t2_opt, tier_name) in OTHER_TIERS {
+            let other = run(tier, ir, t2_opt);
+            assert_eq!(other.x, interp.x, "{name}, {tier_name}: registers");
+            assert_eq!(
+                (other.pc, other.instret, other.trap),
+                (interp.pc, interp.instret, interp.trap),
+                "{name}, {tier_name}: where the platform stopped the hart"
+            );
+        }
+    }
+}
+
 fn code_of(words: &[(u32, u32)]) -> Vec<u8> {
     let mut code = vec![0u8; CODE_SIZE];
     for &(addr, word) in words {
