@@ -10,11 +10,14 @@
 //! - In fully optimised regions the f registers are promoted the same way (a loop's FP values
 //!   then stay in host registers); fast regions, which no pass optimises, read and write them
 //!   in the hart, which costs the same as a stack slot and keeps their IR (compile time) small.
-//! - `instret` is a local too: it is advanced by each block's instruction count at the block's
-//!   end (precisely what the interpreter counts), stored at exits and before helpers.
+//! - `instret` is a local too (a fast region's is `hart.instret` itself): it is advanced by
+//!   each block's instruction count at the block's end (precisely what the interpreter
+//!   counts), stored at exits and before helpers.
 //! - Every exit branches to one shared exit block, which writes back the registers the region
 //!   writes (their values arrive as phis), `instret` and the pc, and returns the exit code; so
-//!   an exit costs a branch, not a copy of the write-back code.
+//!   an exit costs a branch, not a copy of the write-back code. The branch leaves straight from
+//!   the block that exits: O0 code generation pays for every basic block, and fast regions
+//!   used to have about as many blocks that only jumped as blocks that did work.
 //! - Loads and stores do the software-TLB lookup inline (tag compare that also tests the
 //!   alignment, so a misaligned access takes the unlikely path) and call the shared slow path
 //!   (`exec::abi`) otherwise; a slow path that reached a device (no TLB entry afterwards) makes
