@@ -683,12 +683,7 @@ struct Outcome {
 }
 
 fn run(tier: Tier, code: &[u8], regs: &[u32; 32], data: &[u8], allow_misaligned: bool) -> Outcome {
-    let fp = RunSetup {
-        flat: false,
-        on: false,
-        f: [0; 32],
-        frm: 0,
-    };
+    let fp = RunSetup::integer();
     run_with_fp(
         tier,
         ALL_PASSES,
@@ -709,6 +704,36 @@ struct RunSetup {
     on: bool,
     f: [u64; 32],
     frm: u8,
+}
+
+impl RunSetup {
+    /// Paged memory and the FP unit off: for integer code.
+    fn integer() -> Self {
+        RunSetup {
+            flat: false,
+            on: false,
+            f: [0; 32],
+            frm: 0,
+        }
+    }
+}
+
+/// Every other tier's run (`run(tier, passes, t2_opt)`) ends as the interpreter's did
+/// (`interp`): registers, pc, instret and the trap; `what` names the case in a failure.
+fn assert_other_tiers_end_as(
+    interp: &Outcome,
+    run: impl Fn(Tier, IrOptions, Option<T2Opt>) -> Outcome,
+    what: &str,
+) {
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+        let other = run(tier, ir, t2_opt);
+        assert_eq!(other.x, interp.x, "{what}, {name}: registers");
+        assert_eq!(
+            (other.pc, other.instret, other.trap),
+            (interp.pc, interp.instret, interp.trap),
+            "{what}, {name}: pc, instret, trap"
+        );
+    }
 }
 
 /// FP register values worth hitting: signed zeros, tiny and huge values, infinities, quiet
@@ -1288,12 +1313,7 @@ fn chained_jump_to_another_page_follows_a_remapping() {
     alternate[..4].copy_from_slice(&i_type(100, 1, 0, 1, 0x13).to_le_bytes()); // addi x1, x1, 100
     alternate[4..].copy_from_slice(&j_type(0x1200 - 0x2004, 0).to_le_bytes()); // j R
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let fp = RunSetup {
-        flat: false,
-        on: false,
-        f: [0; 32],
-        frm: 0,
-    };
+    let fp = RunSetup::integer();
     let run = |tier, ir, t2_opt| {
         let plat = TestPlatform::new(&code, &data, false, false).alternate_code(&alternate);
         run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
@@ -1305,15 +1325,7 @@ fn chained_jump_to_another_page_follows_a_remapping() {
         "the interpreter runs the new code after the remap"
     );
     assert_eq!(interp.trap.map(|t| t.2), Some(0x1214), "ended at the ecall");
-    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
-        let other = run(tier, ir, t2_opt);
-        assert_eq!(other.x, interp.x, "{name}: registers");
-        assert_eq!(
-            (other.pc, other.instret, other.trap),
-            (interp.pc, interp.instret, interp.trap),
-            "{name}"
-        );
-    }
+    assert_other_tiers_end_as(&interp, run, "a remapped code page");
 }
 
 #[test]
@@ -1402,12 +1414,7 @@ fn every_tier_gets_to_the_platform_at_the_end_of_a_block_that_touched_a_device()
             (0x1034, 0x0000_0073),               // ecall
         ]);
         let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-        let fp = RunSetup {
-            flat: false,
-            on: false,
-            f: [0; 32],
-            frm: 0,
-        };
+        let fp = RunSetup::integer();
         let run = |tier, ir, t2_opt| {
             let plat = TestPlatform::new(&code, &data, false, false);
             run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
@@ -1418,15 +1425,7 @@ fn every_tier_gets_to_the_platform_at_the_end_of_a_block_that_touched_a_device()
             (0x102c, 8, None),
             "{name}: the interpreter stops after the device's block"
         );
-        for &(tier, ir, t2_opt, tier_name) in OTHER_TIERS {
-            let other = run(tier, ir, t2_opt);
-            assert_eq!(other.x, interp.x, "{name}, {tier_name}: registers");
-            assert_eq!(
-                (other.pc, other.instret, other.trap),
-                (interp.pc, interp.instret, interp.trap),
-                "{name}, {tier_name}: where the platform stopped the hart"
-            );
-        }
+        assert_other_tiers_end_as(&interp, run, name);
     }
 }
 
