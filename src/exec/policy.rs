@@ -36,7 +36,7 @@ impl Tier {
 }
 
 /// Runs after which `Tier::Auto` compiles a block with tier 1 (measured: see docs/codegen.md).
-pub const DEFAULT_T1_THRESHOLD: u32 = 128;
+pub const DEFAULT_T1_THRESHOLD: u32 = 16;
 
 /// Further run-loop entries after which `Tier::Auto` asks tier 2 for a region at a block.
 /// Once a block is compiled by tier 1 most of its runs are chained and never reach the run
