@@ -449,18 +449,19 @@ impl EngineArgs {
         }
     }
 
-    /// The code cache directory the options and the environment ask for, if any.
+    /// The code cache directory the options and the environment ask for, if any, and whether
+    /// it was named (by `--code-cache` or `RV32VM_CODE_CACHE`) rather than the default.
     #[cfg_attr(not(tier2), allow(dead_code))]
-    fn code_cache_dir(&self) -> Option<PathBuf> {
+    fn code_cache_dir(&self) -> Option<(PathBuf, bool)> {
         if self.no_code_cache || self.tier == Tier::Interp || self.tier == Tier::T1 {
             return None;
         }
         if let Some(dir) = &self.code_cache {
-            return Some(dir.clone());
+            return Some((dir.clone(), true));
         }
         match std::env::var_os("RV32VM_CODE_CACHE") {
             Some(v) if v == "off" => None,
-            Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+            Some(v) if !v.is_empty() => Some((PathBuf::from(v), true)),
             _ => {
                 // Only under a home (or cache) directory that exists: never make one.
                 let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
@@ -471,7 +472,7 @@ impl EngineArgs {
                     }
                 };
                 base.is_absolute()
-                    .then(|| base.join("rv32vm").join("code"))
+                    .then(|| (base.join("rv32vm").join("code"), false))
                     .filter(|_| base.is_dir() || base.parent().is_some_and(Path::is_dir))
             }
         }
@@ -482,11 +483,9 @@ impl EngineArgs {
     /// default is silent).
     fn open_code_cache(&self) {
         #[cfg(tier2)]
-        if let Some(dir) = self.code_cache_dir() {
+        if let Some((dir, named)) = self.code_cache_dir() {
             use rv32vm::exec::t2::code_cache;
             if let Err(e) = code_cache::set_code_cache(&dir, code_cache::DEFAULT_MAX_BYTES) {
-                let named = self.code_cache.is_some()
-                    || std::env::var_os("RV32VM_CODE_CACHE").is_some_and(|v| !v.is_empty());
                 if named {
                     tracing::warn!("code cache {} off: {e}", dir.display());
                 } else {

@@ -13,7 +13,7 @@
 use crate::cpu::{fpu, Access, Hart};
 use crate::exec::contract::{between_blocks, jump_slot, Exit, JumpEntry, RunCtx, RunState};
 use crate::exec::host_fp;
-use crate::exec::mem::{load, store, MemValue};
+use crate::exec::mem::{load, load_fast, store, store_fast, MemValue};
 use crate::exec::platform::Platform;
 use crate::exec::semantics;
 use crate::isa::Insn;
@@ -247,14 +247,9 @@ unsafe extern "sysv64" fn load_reporting_helper<T: MemValue, P: Platform, const 
 ) -> u64 {
     // First what an inline path does (an aligned access to a page the TLB maps), without
     // the MXCSR folding around a helper's work: nothing here touches FP state.
-    if va & (T::SIZE - 1) == 0 {
-        // SAFETY: per this function's contract; no other reference to the hart is live.
-        if let Some(host) = unsafe { &*hart }.tlb.lookup(va, Access::Read) {
-            // SAFETY: as in `exec::mem::load`: a TLB read entry maps a whole guest RAM page
-            // to valid host memory, and an aligned access stays within that page.
-            let v: T = unsafe { std::ptr::read_unaligned(host as *const T) };
-            return v.to_u64() & 0xffff_ffff;
-        }
+    // SAFETY: per this function's contract; no other reference to the hart is live.
+    if let Some(v) = load_fast::<T>(unsafe { &*hart }, va) {
+        return v.to_u64() & 0xffff_ffff;
     }
     // SAFETY: this function's contract is `load_helper`'s.
     let r = unsafe { load_helper::<T, P, FOLD>(hart, ctx, va) };
@@ -280,13 +275,10 @@ unsafe extern "sysv64" fn store_reporting_helper<T: MemValue, P: Platform, const
     value: u32,
 ) -> u32 {
     // First what an inline path does, as in `load_reporting_helper`.
-    if va & (T::SIZE - 1) == 0 {
+    {
         // SAFETY: per this function's contract; no other reference to the hart is live.
-        let hart = unsafe { &*hart };
-        if let Some(host) = hart.tlb.lookup(va, Access::Write) {
-            // SAFETY: as in `exec::mem::store`: write entries exist only for writable RAM
-            // pages, and an aligned access stays within the page.
-            unsafe { std::ptr::write_unaligned(host as *mut T, T::from_u64(value as u64)) };
+        let hart = unsafe { &mut *hart };
+        if store_fast(hart, va, T::from_u64(value as u64)) {
             return after_store(hart);
         }
     }

@@ -58,14 +58,10 @@ pub fn store_fast<T: MemValue>(hart: &mut Hart, va: u32, value: T) -> bool {
 /// Load a `T` from virtual address `va`.
 #[inline(always)]
 pub fn load<T: MemValue, P: Platform>(hart: &mut Hart, plat: &mut P, va: u32) -> Result<T, Trap> {
-    if va & (T::SIZE - 1) == 0 {
-        if let Some(host) = hart.tlb.lookup(va, Access::Read) {
-            // SAFETY: a TLB read entry maps a whole guest RAM page to valid host memory that
-            // outlives the hart's use of it, and an aligned access stays within that page.
-            return Ok(unsafe { std::ptr::read_unaligned(host as *const T) });
-        }
+    match load_fast(hart, va) {
+        Some(v) => Ok(v),
+        None => load_slow(hart, plat, va),
     }
-    load_slow(hart, plat, va)
 }
 
 /// Store a `T` to virtual address `va`.
@@ -76,12 +72,8 @@ pub fn store<T: MemValue, P: Platform>(
     va: u32,
     value: T,
 ) -> Result<(), Trap> {
-    if va & (T::SIZE - 1) == 0 {
-        if let Some(host) = hart.tlb.lookup(va, Access::Write) {
-            // SAFETY: as in `load`; write entries exist only for writable RAM pages.
-            unsafe { std::ptr::write_unaligned(host as *mut T, value) };
-            return Ok(());
-        }
+    if store_fast(hart, va, value) {
+        return Ok(());
     }
     store_slow(hart, plat, va, value)
 }
