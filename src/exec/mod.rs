@@ -725,8 +725,17 @@ impl Engine {
         region: usize,
     ) -> BlockExit {
         let before = hart.instret;
+        let limit = ctx.state.limit;
+        if self.policy.t2_reoptimises() {
+            // Back to the run loop after a long run's worth of instructions at most (regions
+            // and the chain helper stop at the limit), so a loop that chains into itself is
+            // sampled every `LONG_RUN_INSNS`, not once per chaining budget (256 regions of up
+            // to 16 384 instructions: tens of milliseconds of fast-region code).
+            ctx.state.limit = limit.min(before.saturating_add(t2::LONG_RUN_INSNS));
+        }
         // SAFETY: per this function's contract.
         let e = unsafe { self.t2.enter(hart, ctx, region) };
+        ctx.state.limit = limit;
         self.stats.t2_entries += 1;
         if self.policy.t2_reoptimises() {
             // A long run in compiled code (the chaining budget used up, or many instructions
