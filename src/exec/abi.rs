@@ -474,7 +474,7 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
 /// instruction limit, stores into code pages, the platform's `between_blocks`), then the jump
 /// cache, whose entry counts only if the execute TLB maps `hart.pc` to the same host address
 /// (the translation the region was installed under). Returns the region's entry, or an exit
-/// code (below 16) for the region to leave with.
+/// code (below [`FIRST_REGION_ENTRY`]) for the region to leave with.
 ///
 /// The budget never goes below 1 here: a tier-1 stub that called the region takes one more
 /// and tests for exactly zero.
@@ -482,6 +482,11 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
 /// # Safety
 ///
 /// As [`dispatch_helper`].
+/// What a region returns (`u64`) is an exit code ([`Exit`]) below this, or, from a fast
+/// region that chains, the entry of the region to go on in, which whoever called the region
+/// calls next with the same arguments (`Tier2::enter`, tier 1's stub for a region).
+pub const FIRST_REGION_ENTRY: u64 = 16;
+
 unsafe extern "sysv64" fn region_chain_helper<P: Platform>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,

@@ -610,6 +610,11 @@ impl Emitter {
         dynasm!(self.ops ; .arch x64 ; mov rax, QWORD f as i64 ; call rax);
     }
 
+    /// Call the function whose address is in `r`.
+    pub fn emit_call_reg(&mut self, r: Reg) {
+        dynasm!(self.ops ; .arch x64 ; call Rq(r.n()));
+    }
+
     /// A 5-byte `jmp rel32` to the instruction right after it, at a returned offset; it can
     /// later be redirected with [`patch_jmp`] (block chaining).
     pub fn patchable_jmp(&mut self) -> usize {

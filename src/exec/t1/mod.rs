@@ -262,9 +262,15 @@ impl Jit {
         // hart (compiled code writes back before any transfer), as `native` expects. A chained
         // jump leaves `hart.pc` stale, and a region entered at several blocks reads it.
         e.emit_store_imm32(templates::hart_pc(), pc);
+        // A fast region that chains returns the next region's entry: call that in turn.
+        e.emit_load_imm64(Reg::Rax, native as u64);
+        let call = e.label();
+        e.bind(call);
         e.emit_mov64(Reg::Rdi, Reg::Rbx);
         e.emit_mov64(Reg::Rsi, Reg::Rbp);
-        e.emit_call(native);
+        e.emit_call_reg(Reg::Rax);
+        e.emit_cmp64_imm(Reg::Rax, crate::exec::abi::FIRST_REGION_ENTRY as i32);
+        e.emit_jcc(emit::Cond::Geu, call);
         e.emit_alu32(emit::Alu::Test, Reg::Rax, Reg::Rax);
         e.emit_jcc_abs(emit::Cond::Ne, stubs.exit);
         // It left with a plain next pc: the checks of a chained transfer, then the dispatcher.

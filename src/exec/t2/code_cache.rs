@@ -24,7 +24,7 @@ use super::codegen::CodegenEnv;
 use super::region::RegionPlan;
 
 /// Bumped whenever the file layout or what a key covers changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const MAGIC: &[u8; 8] = b"rv32vmT2";
 /// Magic, key, object length, object checksum.
 const HEADER_LEN: usize = 8 + 16 + 8 + 8;

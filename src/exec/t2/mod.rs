@@ -589,13 +589,19 @@ impl Tier2 {
         ctx: &mut RunCtx<P>,
         entry: usize,
     ) -> u32 {
-        type RegionFn<P> = unsafe extern "C" fn(*mut Hart, *mut RunCtx<P>) -> u32;
-        // SAFETY: per this function's contract, `entry` is a function LLVM compiled with
-        // exactly this signature (codegen::build_region).
-        let f = unsafe { std::mem::transmute::<usize, RegionFn<P>>(entry) };
+        type RegionFn<P> = unsafe extern "C" fn(*mut Hart, *mut RunCtx<P>) -> u64;
         ctx.state.budget = self.chain_budget;
-        // SAFETY: the region reads and writes only the hart, the run context and guest RAM
-        // through TLB entries, and calls the ABI helpers for everything else.
-        unsafe { f(hart, ctx) }
+        let mut next = entry as u64;
+        // A fast region that chains returns the next region's entry for us to call.
+        while next >= crate::exec::abi::FIRST_REGION_ENTRY {
+            // SAFETY: per this function's contract, `entry` is a function LLVM compiled with
+            // exactly this signature (codegen::build_region), and so is every entry a region
+            // returns (the chain helper found it in the jump cache, for `hart.pc`).
+            let f = unsafe { std::mem::transmute::<usize, RegionFn<P>>(next as usize) };
+            // SAFETY: the region reads and writes only the hart, the run context and guest
+            // RAM through TLB entries, and calls the ABI helpers for everything else.
+            next = unsafe { f(hart, ctx) };
+        }
+        next as u32
     }
 }
