@@ -31,6 +31,7 @@ mod regions;
 mod signal;
 mod stack;
 mod syscall;
+mod threads;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -210,6 +211,8 @@ pub struct Process {
     /// What [`Platform::unchecked_memory`] answered last: compiled code depends on it, so
     /// a change flushes it.
     unchecked: bool,
+    /// The guest's threads: the running one's registers are in the hart.
+    threads: threads::Threads,
 }
 
 impl Process {
@@ -245,6 +248,7 @@ impl Process {
             user_level_code: image.user_level_code,
             checked_memory: opts.checked_memory,
             unchecked: false,
+            threads: threads::Threads::new(std::process::id()),
         };
         host_fault::watch(process.mem.host_range());
         process.unchecked = process.may_skip_memory_checks();
@@ -533,9 +537,16 @@ impl Platform for Process {
         }
     }
 
-    /// Host signals for guest handlers are delivered here (one relaxed load when none).
+    /// Another guest thread gets the hart when the running one has used its time slice
+    /// (one compare while there is one thread); host signals for guest handlers are delivered
+    /// here (one relaxed load when none).
     #[inline(always)]
     fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
+        if hart.instret >= self.threads.slice_end {
+            if let Some(mask) = self.threads.preempt(hart, self.signals.mask) {
+                self.signals.set_mask(mask);
+            }
+        }
         if !signal::host_signal_waiting() {
             return None;
         }

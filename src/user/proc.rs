@@ -3,7 +3,8 @@
 //! `#!` script whose interpreter is one) replaces the guest image in place, as the kernel does,
 //! and `execve` of anything else (a host binary, a host script) is the host's execve;
 //! `wait4`/`waitid` wait for the host children, whose exit statuses are the guest children's.
-//! Threads (CLONE_VM without CLONE_VFORK, CLONE_THREAD) are not supported.
+//! Threads (CLONE_VM|CLONE_THREAD) are green threads of this process ([`super::threads`]);
+//! other uses of CLONE_VM without CLONE_VFORK are not supported.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io::Read;
@@ -28,6 +29,7 @@ const CLONE_VFORK: u32 = 0x4000;
 const CLONE_THREAD: u32 = 0x1_0000;
 const CLONE_SETTLS: u32 = 0x8_0000;
 const CLONE_PARENT_SETTID: u32 = 0x10_0000;
+const CLONE_CHILD_CLEARTID: u32 = 0x20_0000;
 const CLONE_CHILD_SETTID: u32 = 0x100_0000;
 /// The low byte of the flags: the signal sent to the parent when the child exits.
 const CSIGNAL: u32 = 0xff;
@@ -49,11 +51,17 @@ impl Process {
         child_tid: u32,
     ) -> SysResult {
         let exit_signal = flags & CSIGNAL;
+        if flags & CLONE_THREAD != 0 && flags & CLONE_VM != 0 {
+            return self.clone_thread(hart, flags, stack, parent_tid, tls, child_tid);
+        }
         if flags & CLONE_THREAD != 0
             || (flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0)
             || (exit_signal != 0 && exit_signal != SIGCHLD)
         {
-            tracing::warn!(flags, "threads are not supported in user mode");
+            tracing::warn!(
+                flags,
+                "clone: sharing memory without a thread is not supported"
+            );
             return Err(errno(libc::EINVAL));
         }
         // SAFETY: the VM runs on this one thread; the child continues with a private copy of
@@ -65,6 +73,8 @@ impl Process {
         if pid == 0 {
             self.pid = std::process::id();
             self.forked = true;
+            // Only the thread that forked goes on in the child.
+            self.threads.keep_only_running(self.pid);
             if stack != 0 {
                 hart.x[2] = stack;
             }
@@ -83,6 +93,35 @@ impl Process {
             self.mem.write_u32(parent_tid, pid as u32)?;
         }
         Ok(pid as u32)
+    }
+
+    /// A new thread of this process ([`super::threads`]): it shares everything and starts
+    /// where `clone` returns, with 0, on `stack`.
+    fn clone_thread(
+        &mut self,
+        hart: &mut Hart,
+        flags: u32,
+        stack: u32,
+        parent_tid: u32,
+        tls: u32,
+        child_tid: u32,
+    ) -> SysResult {
+        let tls = (flags & CLONE_SETTLS != 0).then_some(tls);
+        let clear = if flags & CLONE_CHILD_CLEARTID != 0 {
+            child_tid
+        } else {
+            0
+        };
+        let tid = self
+            .threads
+            .spawn(hart, stack, tls, clear, self.signals.mask);
+        if flags & CLONE_CHILD_SETTID != 0 {
+            self.mem.write_u32(child_tid, tid)?;
+        }
+        if flags & CLONE_PARENT_SETTID != 0 {
+            self.mem.write_u32(parent_tid, tid)?;
+        }
+        Ok(tid)
     }
 
     /// `wait4(pid, wstatus*, options, rusage*)`: children are host processes.
@@ -217,6 +256,8 @@ impl Process {
         self.exe_path = std::fs::canonicalize(&program).unwrap_or(program);
         self.args = args;
         self.thread_name = name_of(Path::new(OsStr::from_bytes(&given)));
+        // The other threads end; the one that called execve becomes the process's first.
+        self.threads.keep_only_running(self.pid);
         self.flush_code = true;
         Ok(())
     }

@@ -492,8 +492,10 @@ impl Process {
         Err(errno(libc::EPERM))
     }
 
+    /// `tkill`/`tgkill`: a signal for one of our threads goes to the process, delivered to
+    /// the thread running when it is taken ([`super::threads`]).
     pub(super) fn sys_tkill(&mut self, tid: i32, signo: i32) -> SysResult {
-        if tid == self.pid as i32 {
+        if tid > 0 && self.threads.has(tid as u32) {
             let info = self.self_info(code::SI_TKILL);
             self.signal_self(signo, info)
         } else {

@@ -4,11 +4,14 @@
 //!
 //! Unknown calls return -ENOSYS with a warning; nothing a guest passes can panic the host.
 
+use std::time::Instant;
+
 use crate::cpu::Hart;
 use crate::exec::platform::Stop;
 
 use super::mem::{perm, Fault};
 use super::signal;
+use super::threads;
 use super::Process;
 
 /// Syscall numbers (asm-generic, as used by riscv32).
@@ -240,6 +243,14 @@ impl Process {
             }
             Err(SysError::Stop(stop)) => return Err(stop),
         }
+        // A futex wait, a yield or a thread's exit: another thread goes on, this one's
+        // result already in its registers.
+        if let Some(how) = self.threads.take_give_way() {
+            let mask = self
+                .threads
+                .switch_after_syscall(hart, how, self.signals.mask);
+            self.signals.set_mask(mask);
+        }
         self.deliver_pending(hart)
     }
 
@@ -324,10 +335,15 @@ impl Process {
                 Ok(0)
             }
 
+            EXIT if self.threads.has_others() => self.sys_exit_thread(),
             EXIT | EXIT_GROUP => Err(SysError::Stop(Stop::Exit((a[0] & 0xff) as i32))),
-            SET_TID_ADDRESS => Ok(self.pid),
+            SET_TID_ADDRESS => {
+                self.threads.set_clear_child_tid(a[0]);
+                Ok(self.threads.tid())
+            }
             SET_ROBUST_LIST => Ok(0),
-            GETPID | GETTID => Ok(self.pid),
+            GETPID => Ok(self.pid),
+            GETTID => Ok(self.threads.tid()),
             GETPPID => Ok(host_id(libc::getppid) as u32),
             GETUID => Ok(host_id(libc::getuid)),
             GETEUID => Ok(host_id(libc::geteuid)),
@@ -361,12 +377,18 @@ impl Process {
             TIMES => self.sys_times(a[0]),
             PRCTL => self.sys_prctl(a[0], a[1]),
             SCHED_GETAFFINITY => self.sys_sched_getaffinity(a[1], a[2]),
-            SCHED_SETAFFINITY | SCHED_YIELD => Ok(0),
+            SCHED_SETAFFINITY => Ok(0),
+            SCHED_YIELD => {
+                if self.threads.has_others() {
+                    self.threads.give_way(threads::GiveWay::Yield);
+                }
+                Ok(0)
+            }
             GETRANDOM => self.sys_getrandom(a[0], a[1], a[2]),
             CLOCK_GETTIME64 => self.sys_clock_gettime(a[0], a[1], false),
             CLOCK_GETRES_TIME64 => self.sys_clock_gettime(a[0], a[1], true),
             CLOCK_NANOSLEEP_TIME64 => self.sys_clock_nanosleep(a[0], a[1], a[2], a[3]),
-            FUTEX_TIME64 => self.sys_futex(a[0], a[1], a[2], a[3]),
+            FUTEX_TIME64 => self.sys_futex(a[0], a[1], a[2], a[3], a[4], a[5]),
             MEMBARRIER | RSEQ | RISCV_HWPROBE => Err(errno(libc::ENOSYS)),
             WAITID => self.sys_waitid(a[0], a[1], a[2], a[3], a[4]),
             CLONE3 => {
@@ -697,37 +719,93 @@ impl Process {
         }
     }
 
-    /// One thread: waits can never be woken, wakes never find waiters.
-    fn sys_futex(&mut self, uaddr: u32, op: u32, val: u32, timeout: u32) -> SysResult {
+    /// `futex(uaddr, op, val, timeout, uaddr2, val3)` between the process's threads
+    /// ([`threads`]). A wait that nothing could end (the only thread, no timeout) returns
+    /// EINTR, a spurious wakeup the caller handles.
+    fn sys_futex(
+        &mut self,
+        uaddr: u32,
+        op: u32,
+        val: u32,
+        timeout: u32,
+        uaddr2: u32,
+        val3: u32,
+    ) -> SysResult {
         const FUTEX_WAIT: u32 = 0;
         const FUTEX_WAKE: u32 = 1;
+        const FUTEX_REQUEUE: u32 = 3;
+        const FUTEX_CMP_REQUEUE: u32 = 4;
         const FUTEX_WAIT_BITSET: u32 = 9;
         const FUTEX_WAKE_BITSET: u32 = 10;
+        const FUTEX_CLOCK_REALTIME: u32 = 256;
         const FUTEX_CMD_MASK: u32 = 0x7f;
-        match op & FUTEX_CMD_MASK {
-            FUTEX_WAKE | FUTEX_WAKE_BITSET => Ok(0),
+        let cmd = op & FUTEX_CMD_MASK;
+        let bitset = match cmd {
+            FUTEX_WAIT_BITSET | FUTEX_WAKE_BITSET if val3 == 0 => return Err(errno(libc::EINVAL)),
+            FUTEX_WAIT_BITSET | FUTEX_WAKE_BITSET => val3,
+            _ => u32::MAX,
+        };
+        match cmd {
+            FUTEX_WAKE | FUTEX_WAKE_BITSET => Ok(self.threads.wake(uaddr, bitset, val)),
+            FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
+                if cmd == FUTEX_CMP_REQUEUE && self.mem.read_u32(uaddr)? != val3 {
+                    return Err(errno(libc::EAGAIN));
+                }
+                // The fourth argument is a count here, not a timeout.
+                let (woken, moved) = self.threads.requeue(uaddr, val, uaddr2, timeout);
+                Ok(if cmd == FUTEX_CMP_REQUEUE {
+                    woken + moved
+                } else {
+                    woken
+                })
+            }
             FUTEX_WAIT | FUTEX_WAIT_BITSET => {
                 if self.mem.read_u32(uaddr)? != val {
                     return Err(errno(libc::EAGAIN));
                 }
-                if timeout != 0 {
+                let deadline = if timeout != 0 {
                     let t = read_timespec(&self.mem, timeout)?;
-                    if op & FUTEX_CMD_MASK == FUTEX_WAIT {
-                        std::thread::sleep(std::time::Duration::new(
-                            t.tv_sec.max(0) as u64,
-                            t.tv_nsec.clamp(0, 999_999_999) as u32,
-                        ));
-                    }
-                    return Err(errno(libc::ETIMEDOUT));
+                    let realtime = op & FUTEX_CLOCK_REALTIME != 0;
+                    Some(threads::futex_deadline(&t, cmd == FUTEX_WAIT, realtime))
+                } else {
+                    None
+                };
+                if self.threads.has_others() {
+                    self.threads
+                        .give_way(threads::GiveWay::Wait(threads::FutexWait {
+                            uaddr,
+                            bitset,
+                            deadline,
+                        }));
+                    return Ok(0);
                 }
-                tracing::warn!(uaddr, "futex wait with no other thread to wake it");
-                Err(errno(libc::EINTR))
+                match deadline {
+                    Some(deadline) => {
+                        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                        Err(errno(libc::ETIMEDOUT))
+                    }
+                    None => {
+                        tracing::warn!(uaddr, "futex wait with no other thread to wake it");
+                        Err(errno(libc::EINTR))
+                    }
+                }
             }
             cmd => {
                 tracing::warn!(cmd, "unsupported futex operation");
                 Err(errno(libc::ENOSYS))
             }
         }
+    }
+
+    /// `exit` of one thread while others go on: its `clear_child_tid` word becomes 0 and one
+    /// futex waiter there wakes (`pthread_join`), then the next thread runs.
+    fn sys_exit_thread(&mut self) -> SysResult {
+        let clear = self.threads.clear_child_tid();
+        if clear != 0 && self.mem.write_u32(clear, 0).is_ok() {
+            self.threads.wake(clear, u32::MAX, 1);
+        }
+        self.threads.give_way(threads::GiveWay::Exit);
+        Ok(0)
     }
 }
 

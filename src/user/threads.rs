@@ -1,0 +1,447 @@
+//! Guest threads: `clone` with CLONE_VM|CLONE_THREAD (`pthread_create`). They are green
+//! threads. The VM runs on one host thread and the engine on one hart, so a thread switch
+//! stores the running thread's registers and loads another's into the hart: between blocks once
+//! the running thread has used its time slice ([`TIME_SLICE`] instructions), and in the
+//! syscalls that give way (a futex wait, `sched_yield`, a thread's `exit`). With one host
+//! thread every guest load, store and atomic sequence is as atomic as on one CPU, an LR/SC
+//! pair loses its reservation at a switch (as the kernel's trap return makes an SC fail), and
+//! a run depends only on its inputs.
+//!
+//! Each thread has its own signal mask (a thread that exits blocks every signal first, as
+//! musl's `pthread_exit` does, and that must not outlive it). Not modelled: signal delivery to
+//! one thread (a signal sent to any thread of the process goes to the running one, when its
+//! mask lets it), and host syscalls that block (`read` of a pipe, `nanosleep`) block every
+//! thread.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::cpu::Hart;
+
+/// Instructions a thread runs before the next runnable thread gets the hart (about a
+/// millisecond of compiled code).
+pub const TIME_SLICE: u64 = 1 << 20;
+
+/// A futex wait: the thread sleeps until a wake on `uaddr` matching `bitset`, or `deadline`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FutexWait {
+    pub uaddr: u32,
+    pub bitset: u32,
+    pub deadline: Option<Instant>,
+}
+
+/// What the running syscall asks of the scheduler once its result is in the hart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveWay {
+    /// Sleep in a futex wait (the syscall's result, 0, is what a wake returns).
+    Wait(FutexWait),
+    /// `sched_yield`: the next runnable thread runs, this one stays runnable.
+    Yield,
+    /// The thread ended (`exit`); its `clear_child_tid` was handled.
+    Exit,
+}
+
+/// A thread that is not running: its registers and what it waits for.
+#[derive(Clone, Debug)]
+struct Parked {
+    tid: u32,
+    clear_child_tid: u32,
+    x: [u32; 32],
+    f: [u64; 32],
+    pc: u32,
+    fflags: u8,
+    frm: u8,
+    sigmask: u64,
+    wait: Option<FutexWait>,
+}
+
+impl Parked {
+    fn wakes_on(&self, uaddr: u32, bitset: u32) -> bool {
+        self.wait
+            .is_some_and(|w| w.uaddr == uaddr && w.bitset & bitset != 0)
+    }
+}
+
+/// The process's threads: the running one (whose registers are in the hart) and the others.
+#[derive(Debug)]
+pub struct Threads {
+    /// The running thread's id (the process id for the first thread).
+    tid: u32,
+    /// Where the running thread's id is cleared (and a futex woken) when it exits.
+    clear_child_tid: u32,
+    /// The other threads, in round-robin order.
+    parked: VecDeque<Parked>,
+    next_tid: u32,
+    /// `hart.instret` at which the running thread gives way, if another is runnable (never
+    /// while there is one thread: the run loop's check costs one compare).
+    pub slice_end: u64,
+    give_way: Option<GiveWay>,
+}
+
+impl Threads {
+    /// One thread, whose id is the process id `pid`.
+    pub fn new(pid: u32) -> Threads {
+        Threads {
+            tid: pid,
+            clear_child_tid: 0,
+            parked: VecDeque::new(),
+            next_tid: pid.wrapping_add(1),
+            slice_end: u64::MAX,
+            give_way: None,
+        }
+    }
+
+    /// Only the running thread goes on, as process `pid` (after `fork` in the child, and
+    /// after `execve`).
+    pub fn keep_only_running(&mut self, pid: u32) {
+        *self = Threads::new(pid);
+    }
+
+    /// The running thread's id.
+    pub fn tid(&self) -> u32 {
+        self.tid
+    }
+
+    /// Whether `tid` is a thread of this process.
+    pub fn has(&self, tid: u32) -> bool {
+        tid == self.tid || self.parked.iter().any(|p| p.tid == tid)
+    }
+
+    /// Whether the running thread is not the only one.
+    pub fn has_others(&self) -> bool {
+        !self.parked.is_empty()
+    }
+
+    /// `set_tid_address`: where the running thread's id is cleared when it exits.
+    pub fn set_clear_child_tid(&mut self, addr: u32) {
+        self.clear_child_tid = addr;
+    }
+
+    /// The running thread's `clear_child_tid` (0: none).
+    pub fn clear_child_tid(&self) -> u32 {
+        self.clear_child_tid
+    }
+
+    /// A new thread that starts where the running one returns from `clone` (the ecall at
+    /// `hart.pc`), with `clone` returning 0, on `stack` (if not 0), with `tls` (if any) in
+    /// `tp` and the running thread's signal mask `sigmask`. Returns its id.
+    pub fn spawn(
+        &mut self,
+        hart: &Hart,
+        stack: u32,
+        tls: Option<u32>,
+        clear_child_tid: u32,
+        sigmask: u64,
+    ) -> u32 {
+        let tid = self.unused_tid();
+        let mut child = Parked {
+            tid,
+            clear_child_tid,
+            x: hart.x,
+            f: hart.f,
+            pc: hart.pc.wrapping_add(4),
+            fflags: hart.fflags,
+            frm: hart.frm,
+            sigmask,
+            wait: None,
+        };
+        child.x[10] = 0;
+        if stack != 0 {
+            child.x[2] = stack;
+        }
+        if let Some(tls) = tls {
+            child.x[4] = tls;
+        }
+        self.parked.push_back(child);
+        if self.slice_end == u64::MAX {
+            self.slice_end = hart.instret.saturating_add(TIME_SLICE);
+        }
+        tid
+    }
+
+    fn unused_tid(&mut self) -> u32 {
+        loop {
+            let tid = self.next_tid;
+            self.next_tid = self.next_tid.wrapping_add(1).max(2);
+            if tid > 1 && !self.has(tid) {
+                return tid;
+            }
+        }
+    }
+
+    /// Wake up to `n` threads waiting on `uaddr` with a bit of `bitset`; returns how many.
+    pub fn wake(&mut self, uaddr: u32, bitset: u32, n: u32) -> u32 {
+        let mut woken = 0;
+        for p in self.parked.iter_mut() {
+            if woken >= n {
+                break;
+            }
+            if p.wakes_on(uaddr, bitset) {
+                p.wait = None;
+                woken += 1;
+            }
+        }
+        woken
+    }
+
+    /// `FUTEX_REQUEUE`: wake up to `wake` waiters on `uaddr`, move up to `requeue` of the
+    /// others to `uaddr2`; returns (woken, moved).
+    pub fn requeue(&mut self, uaddr: u32, wake: u32, uaddr2: u32, requeue: u32) -> (u32, u32) {
+        let woken = self.wake(uaddr, u32::MAX, wake);
+        let mut moved = 0;
+        for p in self.parked.iter_mut() {
+            if moved >= requeue {
+                break;
+            }
+            if let Some(w) = p.wait.as_mut().filter(|w| w.uaddr == uaddr) {
+                w.uaddr = uaddr2;
+                moved += 1;
+            }
+        }
+        (woken, moved)
+    }
+
+    /// Ask the scheduler to give way once the running syscall has its result in the hart.
+    pub fn give_way(&mut self, how: GiveWay) {
+        self.give_way = Some(how);
+    }
+
+    /// What the syscall just finished asked for, if anything.
+    pub fn take_give_way(&mut self) -> Option<GiveWay> {
+        self.give_way.take()
+    }
+
+    /// Between blocks, the time slice is used up: the next runnable thread runs, if any. The
+    /// running thread's signal mask is `sigmask`; returns the next one's, if another runs.
+    pub fn preempt(&mut self, hart: &mut Hart, sigmask: u64) -> Option<u64> {
+        self.expire_deadlines(Instant::now());
+        if !self.parked.iter().any(|p| p.wait.is_none()) {
+            self.slice_end = hart.instret.saturating_add(TIME_SLICE);
+            return None;
+        }
+        Some(self.switch(hart, None, sigmask))
+    }
+
+    /// The running thread, whose signal mask is `sigmask`, gives way as `how` says (a
+    /// syscall's [`GiveWay`]); returns the signal mask of the thread that runs now.
+    pub fn switch_after_syscall(&mut self, hart: &mut Hart, how: GiveWay, sigmask: u64) -> u64 {
+        match how {
+            GiveWay::Wait(wait) => self.switch(hart, Some(wait), sigmask),
+            GiveWay::Yield => self.switch(hart, None, sigmask),
+            GiveWay::Exit => {
+                let next = self.next_to_run();
+                self.load(hart, next)
+            }
+        }
+    }
+
+    /// Park the running thread (waiting for `wait`, if any) and run the next one; returns
+    /// its signal mask.
+    fn switch(&mut self, hart: &mut Hart, wait: Option<FutexWait>, sigmask: u64) -> u64 {
+        let running = Parked {
+            tid: self.tid,
+            clear_child_tid: self.clear_child_tid,
+            x: hart.x,
+            f: hart.f,
+            pc: hart.pc,
+            fflags: hart.fflags,
+            frm: hart.frm,
+            sigmask,
+            wait,
+        };
+        self.parked.push_back(running);
+        let next = self.next_to_run();
+        self.load(hart, next)
+    }
+
+    /// Take the next thread to run out of the parked ones: the first runnable one, else the
+    /// one whose wait times out first (after sleeping until then). When every thread waits
+    /// with no deadline, nothing could ever wake them: the first one's wait ends with EINTR
+    /// (futex waits may end spuriously; the caller checks its condition again), as a lone
+    /// thread's wait always did.
+    fn next_to_run(&mut self) -> Parked {
+        self.expire_deadlines(Instant::now());
+        if let Some(i) = self.parked.iter().position(|p| p.wait.is_none()) {
+            return self.parked.remove(i).expect("index from position");
+        }
+        let earliest = self
+            .parked
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.wait.and_then(|w| w.deadline).map(|d| (d, i)))
+            .min();
+        let index = match earliest {
+            Some((deadline, i)) => {
+                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                self.expire_deadlines(deadline.max(Instant::now()));
+                i
+            }
+            None => {
+                tracing::warn!("every guest thread waits on a futex that nothing can wake");
+                let p = &mut self.parked[0];
+                p.wait = None;
+                p.x[10] = (-libc::EINTR) as u32;
+                0
+            }
+        };
+        self.parked.remove(index).expect("index of a parked thread")
+    }
+
+    /// Waits whose deadline is at or before `now` end with ETIMEDOUT.
+    fn expire_deadlines(&mut self, now: Instant) {
+        for p in self.parked.iter_mut() {
+            if p.wait.and_then(|w| w.deadline).is_some_and(|d| d <= now) {
+                p.wait = None;
+                p.x[10] = (-libc::ETIMEDOUT) as u32;
+            }
+        }
+    }
+
+    /// Run `next`: its registers into the hart; returns its signal mask.
+    fn load(&mut self, hart: &mut Hart, next: Parked) -> u64 {
+        hart.x = next.x;
+        hart.f = next.f;
+        hart.pc = next.pc;
+        hart.fflags = next.fflags;
+        hart.frm = next.frm;
+        hart.reservation = None;
+        self.tid = next.tid;
+        self.clear_child_tid = next.clear_child_tid;
+        self.slice_end = if self.parked.is_empty() {
+            u64::MAX
+        } else {
+            hart.instret.saturating_add(TIME_SLICE)
+        };
+        next.sigmask
+    }
+}
+
+/// The deadline of a futex wait with timeout `t`: relative for FUTEX_WAIT, else absolute on
+/// CLOCK_MONOTONIC, or on CLOCK_REALTIME when `realtime`.
+pub fn futex_deadline(t: &libc::timespec, relative: bool, realtime: bool) -> Instant {
+    let t = Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    );
+    let now = Instant::now();
+    if relative {
+        return now + t;
+    }
+    let clock = if realtime {
+        libc::CLOCK_REALTIME
+    } else {
+        libc::CLOCK_MONOTONIC
+    };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec to a valid out-pointer.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    let clock_now = Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    );
+    now + t.saturating_sub(clock_now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hart_at(pc: u32) -> Hart {
+        let mut hart = Hart::new();
+        hart.pc = pc;
+        hart
+    }
+
+    #[test]
+    fn a_futex_wait_gives_the_hart_to_the_next_thread_and_a_wake_brings_it_back() {
+        let mut threads = Threads::new(100);
+        let mut hart = hart_at(0x1000);
+        hart.x[2] = 0x8000;
+        let child = threads.spawn(&hart, 0x4000, Some(0x5000), 0x6000, 0b100);
+        assert_eq!(child, 101);
+        assert!(threads.slice_end < u64::MAX);
+        // The parent returns from clone with the child's id; then waits on a futex.
+        hart.x[10] = child;
+        hart.pc += 4;
+        let wait = FutexWait {
+            uaddr: 0x6000,
+            bitset: u32::MAX,
+            deadline: None,
+        };
+        assert_eq!(
+            threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), 0b10),
+            0b100
+        );
+        assert_eq!(threads.tid(), 101);
+        assert_eq!(
+            (hart.pc, hart.x[2], hart.x[4], hart.x[10]),
+            (0x1004, 0x4000, 0x5000, 0)
+        );
+        assert_eq!(threads.clear_child_tid(), 0x6000);
+        // A wake on another address or bitset finds nobody.
+        assert_eq!(threads.wake(0x6004, u32::MAX, 1), 0);
+        assert_eq!(threads.wake(0x6000, u32::MAX, 1), 1);
+        assert_eq!(
+            threads.switch_after_syscall(&mut hart, GiveWay::Exit, !0),
+            0b10
+        );
+        assert_eq!(threads.tid(), 100);
+        assert_eq!((hart.pc, hart.x[2], hart.x[10]), (0x1004, 0x8000, child));
+        assert!(!threads.has_others());
+        assert_eq!(threads.slice_end, u64::MAX);
+    }
+
+    #[test]
+    fn preemption_rotates_runnable_threads_and_skips_waiting_ones() {
+        let mut threads = Threads::new(7);
+        let mut hart = hart_at(0x100);
+        let a = threads.spawn(&hart, 0, None, 0, 0);
+        let b = threads.spawn(&hart, 0, None, 0, 0);
+        hart.instret = threads.slice_end;
+        assert_eq!(threads.preempt(&mut hart, 0), Some(0));
+        assert_eq!(threads.tid(), a);
+        // `a` waits; preemption of `b` goes to the first thread, never to `a`.
+        threads.switch_after_syscall(
+            &mut hart,
+            GiveWay::Wait(FutexWait {
+                uaddr: 4,
+                bitset: 1,
+                deadline: None,
+            }),
+            0,
+        );
+        assert_eq!(threads.tid(), b);
+        threads.preempt(&mut hart, 0);
+        assert_eq!(threads.tid(), 7);
+        threads.preempt(&mut hart, 0);
+        assert_eq!(threads.tid(), b);
+        // FUTEX_REQUEUE moves `a` to another word; a wake there finds it.
+        assert_eq!(threads.requeue(4, 0, 8, 1), (0, 1));
+        assert_eq!(threads.wake(8, 2, 1), 0, "bitsets do not meet");
+        assert_eq!(threads.wake(8, 1, 5), 1);
+    }
+
+    #[test]
+    fn a_wait_with_a_deadline_times_out_when_nothing_else_can_run() {
+        let mut threads = Threads::new(1);
+        let mut hart = hart_at(0);
+        threads.spawn(&hart, 0, None, 0, 0);
+        threads.switch_after_syscall(&mut hart, GiveWay::Exit, 0);
+        let deadline = Instant::now() + Duration::from_millis(5);
+        threads.switch_after_syscall(
+            &mut hart,
+            GiveWay::Wait(FutexWait {
+                uaddr: 0,
+                bitset: u32::MAX,
+                deadline: Some(deadline),
+            }),
+            0,
+        );
+        // The waiter was the only thread left: it times out and runs.
+        assert_eq!(hart.x[10], (-libc::ETIMEDOUT) as u32);
+        assert!(Instant::now() >= deadline);
+    }
+}

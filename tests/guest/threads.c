@@ -1,0 +1,308 @@
+/* threads: POSIX threads (clone with CLONE_THREAD, futexes). Creation and join with return
+ * values, thread-local storage, mutexes under contention, condition variables (signal,
+ * broadcast, a timed wait that times out), semaphores, barriers, a spin on an atomic flag
+ * that only another thread sets (the runner must preempt), thread ids, each thread's own
+ * signal mask (exiting threads block every signal: the main thread's mask must not change),
+ * fork from a threaded process, and the main thread leaving with pthread_exit while another
+ * thread finishes the process. Only the main thread prints until the end, so the output does not depend on how
+ * the threads interleave. */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WORKERS 4
+
+static atomic_int counter;
+static int sums[WORKERS];
+static __thread int tls_value = 7;
+
+static void *worker(void *arg) {
+    int id = (int)(long)arg, sum = 0;
+    tls_value = 100 + id;
+    for (int i = 0; i < 50000; i++) {
+        sum += i % (id + 3);
+        atomic_fetch_add(&counter, 1);
+        if (i % 10000 == 0)
+            sched_yield();
+    }
+    sums[id] = sum;
+    /* Another thread's writes to its own copy never reach this one. */
+    return (void *)(long)(tls_value == 100 + id ? id * 10 : -1);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long shared_total;
+
+static void *locker(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 20000; i++) {
+        pthread_mutex_lock(&lock);
+        long v = shared_total;
+        if (i % 1000 == 0)
+            sched_yield(); /* hold the lock across a switch: the others must wait */
+        shared_total = v + 1;
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+/* A bounded queue: producer and consumer on condition variables. */
+#define QUEUE 8
+static int queue[QUEUE], head, tail, count;
+static pthread_cond_t not_full = PTHREAD_COND_INITIALIZER, not_empty = PTHREAD_COND_INITIALIZER;
+
+static void *producer(void *arg) {
+    int items = (int)(long)arg;
+    for (int i = 1; i <= items; i++) {
+        pthread_mutex_lock(&lock);
+        while (count == QUEUE)
+            pthread_cond_wait(&not_full, &lock);
+        queue[tail] = i;
+        tail = (tail + 1) % QUEUE;
+        count++;
+        pthread_cond_signal(&not_empty);
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+static pthread_cond_t go = PTHREAD_COND_INITIALIZER;
+static int go_flag, waiting;
+
+static void *broadcast_waiter(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    waiting++;
+    while (!go_flag)
+        pthread_cond_wait(&go, &lock);
+    waiting--;
+    pthread_mutex_unlock(&lock);
+    return (void *)1;
+}
+
+static sem_t ping, pong;
+
+static void *ponger(void *arg) {
+    int rounds = (int)(long)arg;
+    for (int i = 0; i < rounds; i++) {
+        sem_wait(&ping);
+        sem_post(&pong);
+    }
+    return NULL;
+}
+
+static pthread_barrier_t barrier;
+static atomic_int phase_sum;
+
+static void *barrier_worker(void *arg) {
+    int id = (int)(long)arg;
+    for (int round = 0; round < 3; round++) {
+        atomic_fetch_add(&phase_sum, id + round);
+        pthread_barrier_wait(&barrier);
+    }
+    return NULL;
+}
+
+static atomic_int flag;
+
+static void *flag_setter(void *arg) {
+    (void)arg;
+    volatile unsigned x = 1;
+    for (int i = 0; i < 200000; i++)
+        x = x * 1103515245u + 12345u;
+    atomic_store(&flag, 1);
+    return NULL;
+}
+
+static pid_t thread_tid;
+
+static void *tid_reporter(void *arg) {
+    (void)arg;
+    thread_tid = (pid_t)syscall(SYS_gettid);
+    return NULL;
+}
+
+static sem_t detached_done;
+
+static void *detached(void *arg) {
+    (void)arg;
+    sem_post(&detached_done);
+    return NULL;
+}
+
+static void *exits_early(void *arg) {
+    pthread_exit((void *)((long)arg + 1));
+    return NULL;
+}
+
+static sem_t last_go;
+static volatile sig_atomic_t usr1_seen;
+
+static void on_usr1(int signo) {
+    usr1_seen = signo;
+}
+
+static void *last_thread(void *arg) {
+    (void)arg;
+    sem_wait(&last_go);
+    printf("the last thread ends the process\n");
+    fflush(stdout);
+    return NULL; /* the last thread's end is exit(0) */
+}
+
+int main(void) {
+    pthread_t t[WORKERS];
+    long total = 0;
+
+    for (long i = 0; i < WORKERS; i++)
+        if (pthread_create(&t[i], NULL, worker, (void *)i) != 0) {
+            printf("pthread_create failed\n");
+            return 1;
+        }
+    for (int i = 0; i < WORKERS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        total += (long)r;
+    }
+    printf("workers: counter %d, results %ld, sums %d %d %d %d, main tls %d\n",
+           atomic_load(&counter), total, sums[0], sums[1], sums[2], sums[3], tls_value);
+
+    for (int i = 0; i < WORKERS; i++)
+        pthread_create(&t[i], NULL, locker, NULL);
+    for (int i = 0; i < WORKERS; i++)
+        pthread_join(t[i], NULL);
+    printf("mutex: total %ld\n", shared_total);
+
+    pthread_t prod;
+    long consumed = 0, items = 0;
+    pthread_create(&prod, NULL, producer, (void *)1000L);
+    while (items < 1000) {
+        pthread_mutex_lock(&lock);
+        while (count == 0)
+            pthread_cond_wait(&not_empty, &lock);
+        consumed += queue[head];
+        head = (head + 1) % QUEUE;
+        count--;
+        items++;
+        pthread_cond_signal(&not_full);
+        pthread_mutex_unlock(&lock);
+    }
+    pthread_join(prod, NULL);
+    printf("condvar queue: %ld items, sum %ld\n", items, consumed);
+
+    for (int i = 0; i < WORKERS; i++)
+        pthread_create(&t[i], NULL, broadcast_waiter, NULL);
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        int all = waiting == WORKERS;
+        if (all) {
+            go_flag = 1;
+            pthread_cond_broadcast(&go);
+        }
+        pthread_mutex_unlock(&lock);
+        if (all)
+            break;
+        sched_yield();
+    }
+    long released = 0;
+    for (int i = 0; i < WORKERS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        released += (long)r;
+    }
+    printf("broadcast: %ld released\n", released);
+
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += 20 * 1000 * 1000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&lock);
+    int rc = pthread_cond_timedwait(&go, &lock, &deadline);
+    pthread_mutex_unlock(&lock);
+    printf("timed wait: %s\n", rc == ETIMEDOUT ? "timed out" : "woke");
+
+    sem_init(&ping, 0, 0);
+    sem_init(&pong, 0, 0);
+    pthread_t pt;
+    pthread_create(&pt, NULL, ponger, (void *)2000L);
+    for (int i = 0; i < 2000; i++) {
+        sem_post(&ping);
+        sem_wait(&pong);
+    }
+    pthread_join(pt, NULL);
+    printf("semaphores: 2000 round trips\n");
+
+    pthread_barrier_init(&barrier, NULL, WORKERS);
+    for (long i = 0; i < WORKERS; i++)
+        pthread_create(&t[i], NULL, barrier_worker, (void *)i);
+    for (int i = 0; i < WORKERS; i++)
+        pthread_join(t[i], NULL);
+    printf("barrier: phase sum %d\n", atomic_load(&phase_sum));
+
+    pthread_t setter;
+    pthread_create(&setter, NULL, flag_setter, NULL);
+    while (!atomic_load(&flag))
+        ; /* no futex, no yield: only preemption lets the setter run on one CPU */
+    pthread_join(setter, NULL);
+    printf("spin on a flag: seen\n");
+
+    pthread_t reporter;
+    pthread_create(&reporter, NULL, tid_reporter, NULL);
+    pthread_join(reporter, NULL);
+    pid_t main_tid = (pid_t)syscall(SYS_gettid);
+    printf("ids: main tid is pid %s, thread tid differs %s\n",
+           main_tid == getpid() ? "yes" : "no",
+           thread_tid != main_tid && thread_tid > 0 ? "yes" : "no");
+
+    sem_init(&detached_done, 0, 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t d;
+    pthread_create(&d, &attr, detached, NULL);
+    sem_wait(&detached_done);
+    printf("detached thread: ran\n");
+
+    pthread_t early;
+    void *early_result;
+    pthread_create(&early, NULL, exits_early, (void *)41L);
+    pthread_join(early, &early_result);
+    printf("pthread_exit: %ld\n", (long)early_result);
+
+    sigset_t mask;
+    sigprocmask(SIG_BLOCK, NULL, &mask);
+    printf("main mask after threads ended: SIGTERM %s\n",
+           sigismember(&mask, SIGTERM) ? "blocked" : "open");
+    signal(SIGUSR1, on_usr1);
+    raise(SIGUSR1);
+    printf("raise in the main thread: handled %s\n", usr1_seen == SIGUSR1 ? "yes" : "no");
+
+    sem_init(&last_go, 0, 0);
+    pthread_t busy;
+    pthread_create(&busy, NULL, last_thread, NULL);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        printf("fork child: one thread, pid differs %s\n", getpid() != main_tid ? "yes" : "no");
+        fflush(stdout);
+        _exit(5);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("fork: child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fflush(stdout);
+
+    sem_post(&last_go);
+    pthread_exit(NULL);
+}
