@@ -218,6 +218,15 @@ impl Process {
         let a = [
             hart.x[10], hart.x[11], hart.x[12], hart.x[13], hart.x[14], hart.x[15],
         ];
+        if self.threads.another_could_run() && self.read_would_block(number, a[0]) {
+            // Another thread goes first (it may be the writer); this one runs the ecall
+            // again when its turn comes.
+            let mask =
+                self.threads
+                    .switch_after_syscall(hart, threads::GiveWay::Yield, self.signals.mask);
+            self.signals.set_mask(mask);
+            return self.deliver_pending(hart);
+        }
         let result = if number == nr::EXECVE {
             match self.sys_execve(hart, a[0], a[1], a[2]) {
                 Ok(()) => return self.deliver_pending(hart),
@@ -695,6 +704,13 @@ impl Process {
             requested
         };
         let deadline = start + duration;
+        if self.threads.has_others() {
+            // The other threads run meanwhile (a signal does not cut this sleep short).
+            let wake_at = Instant::now() + duration;
+            self.threads
+                .give_way(threads::GiveWay::Wait(threads::FutexWait::sleep(wake_at)));
+            return Ok(0);
+        }
         let wait = libc::timespec {
             tv_sec: duration.as_secs().min(i64::MAX as u64) as i64,
             tv_nsec: duration.subsec_nanos() as i64,
@@ -772,11 +788,9 @@ impl Process {
                 };
                 if self.threads.has_others() {
                     self.threads
-                        .give_way(threads::GiveWay::Wait(threads::FutexWait {
-                            uaddr,
-                            bitset,
-                            deadline,
-                        }));
+                        .give_way(threads::GiveWay::Wait(threads::FutexWait::futex(
+                            uaddr, bitset, deadline,
+                        )));
                     return Ok(0);
                 }
                 match deadline {
@@ -794,6 +808,30 @@ impl Process {
                 tracing::warn!(cmd, "unsupported futex operation");
                 Err(errno(libc::ENOSYS))
             }
+        }
+    }
+
+    /// Whether syscall `number` is a read (`read`, `readv`) of `fd` that would block now: a
+    /// descriptor in blocking mode with nothing to read (an empty pipe, a terminal).
+    fn read_would_block(&self, number: u32, fd: u32) -> bool {
+        if number != nr::READ && number != nr::READV {
+            return false;
+        }
+        let Ok(host) = self.fds.host(fd) else {
+            return false;
+        };
+        // SAFETY: fcntl(F_GETFL) and a zero-timeout poll of one descriptor only read state.
+        unsafe {
+            let flags = libc::fcntl(host, libc::F_GETFL);
+            if flags < 0 || flags & libc::O_NONBLOCK != 0 {
+                return false;
+            }
+            let mut poll = libc::pollfd {
+                fd: host,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            libc::poll(&mut poll, 1, 0) == 0
         }
     }
 

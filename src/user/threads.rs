@@ -2,7 +2,8 @@
 //! threads. The VM runs on one host thread and the engine on one hart, so a thread switch
 //! stores the running thread's registers and loads another's into the hart: between blocks once
 //! the running thread has used its time slice ([`TIME_SLICE`] instructions), and in the
-//! syscalls that give way (a futex wait, `sched_yield`, a thread's `exit`). With one host
+//! syscalls that give way (a futex wait, a sleep, `sched_yield`, a thread's `exit`, a `read`
+//! that would block, which runs again on the thread's next turn). With one host
 //! thread every guest load, store and atomic sequence is as atomic as on one CPU, an LR/SC
 //! pair loses its reservation at a switch (as the kernel's trap return makes an SC fail), and
 //! a run depends only on its inputs.
@@ -10,8 +11,8 @@
 //! Each thread has its own signal mask (a thread that exits blocks every signal first, as
 //! musl's `pthread_exit` does, and that must not outlive it). Not modelled: signal delivery to
 //! one thread (a signal sent to any thread of the process goes to the running one, when its
-//! mask lets it), and host syscalls that block (`read` of a pipe, `nanosleep`) block every
-//! thread.
+//! mask lets it), and other host syscalls that block (`wait4`, `ppoll`, a write to a full
+//! pipe) hold every thread.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -22,12 +23,37 @@ use crate::cpu::Hart;
 /// millisecond of compiled code).
 pub const TIME_SLICE: u64 = 1 << 20;
 
-/// A futex wait: the thread sleeps until a wake on `uaddr` matching `bitset`, or `deadline`.
+/// A futex wait: the thread sleeps until a wake on `uaddr` matching `bitset`, or until
+/// `deadline`, when its syscall returns `on_timeout` (a sleep is a wait with an empty
+/// bitset, which no wake matches).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FutexWait {
     pub uaddr: u32,
     pub bitset: u32,
     pub deadline: Option<Instant>,
+    pub on_timeout: u32,
+}
+
+impl FutexWait {
+    /// A futex wait on `uaddr` (ETIMEDOUT at `deadline`).
+    pub fn futex(uaddr: u32, bitset: u32, deadline: Option<Instant>) -> FutexWait {
+        FutexWait {
+            uaddr,
+            bitset,
+            deadline,
+            on_timeout: (-libc::ETIMEDOUT) as u32,
+        }
+    }
+
+    /// A sleep until `deadline` (the syscall then returns 0).
+    pub fn sleep(deadline: Instant) -> FutexWait {
+        FutexWait {
+            uaddr: 0,
+            bitset: 0,
+            deadline: Some(deadline),
+            on_timeout: 0,
+        }
+    }
 }
 
 /// What the running syscall asks of the scheduler once its result is in the hart.
@@ -76,6 +102,8 @@ pub struct Threads {
     /// while there is one thread: the run loop's check costs one compare).
     pub slice_end: u64,
     give_way: Option<GiveWay>,
+    /// The warning that every thread waits for good was given (once per process).
+    warned_stuck: bool,
 }
 
 impl Threads {
@@ -88,6 +116,7 @@ impl Threads {
             next_tid: pid.wrapping_add(1),
             slice_end: u64::MAX,
             give_way: None,
+            warned_stuck: false,
         }
     }
 
@@ -110,6 +139,14 @@ impl Threads {
     /// Whether the running thread is not the only one.
     pub fn has_others(&self) -> bool {
         !self.parked.is_empty()
+    }
+
+    /// Whether another thread could run if the running one gave way now (it is runnable, or
+    /// its wait ends at a deadline): a syscall that would block then gives way instead.
+    pub fn another_could_run(&self) -> bool {
+        self.parked
+            .iter()
+            .any(|p| p.wait.is_none_or(|w| w.deadline.is_some()))
     }
 
     /// `set_tid_address`: where the running thread's id is cleared when it exits.
@@ -277,7 +314,10 @@ impl Threads {
                 i
             }
             None => {
-                tracing::warn!("every guest thread waits on a futex that nothing can wake");
+                if !self.warned_stuck {
+                    self.warned_stuck = true;
+                    tracing::warn!("every guest thread waits on a futex that nothing can wake");
+                }
                 let p = &mut self.parked[0];
                 p.wait = None;
                 p.x[10] = (-libc::EINTR) as u32;
@@ -287,12 +327,12 @@ impl Threads {
         self.parked.remove(index).expect("index of a parked thread")
     }
 
-    /// Waits whose deadline is at or before `now` end with ETIMEDOUT.
+    /// Waits whose deadline is at or before `now` end (with their `on_timeout` result).
     fn expire_deadlines(&mut self, now: Instant) {
         for p in self.parked.iter_mut() {
-            if p.wait.and_then(|w| w.deadline).is_some_and(|d| d <= now) {
+            if let Some(w) = p.wait.filter(|w| w.deadline.is_some_and(|d| d <= now)) {
                 p.wait = None;
-                p.x[10] = (-libc::ETIMEDOUT) as u32;
+                p.x[10] = w.on_timeout;
             }
         }
     }
@@ -366,11 +406,7 @@ mod tests {
         // The parent returns from clone with the child's id; then waits on a futex.
         hart.x[10] = child;
         hart.pc += 4;
-        let wait = FutexWait {
-            uaddr: 0x6000,
-            bitset: u32::MAX,
-            deadline: None,
-        };
+        let wait = FutexWait::futex(0x6000, u32::MAX, None);
         assert_eq!(
             threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), 0b10),
             0b100
@@ -404,15 +440,7 @@ mod tests {
         assert_eq!(threads.preempt(&mut hart, 0), Some(0));
         assert_eq!(threads.tid(), a);
         // `a` waits; preemption of `b` goes to the first thread, never to `a`.
-        threads.switch_after_syscall(
-            &mut hart,
-            GiveWay::Wait(FutexWait {
-                uaddr: 4,
-                bitset: 1,
-                deadline: None,
-            }),
-            0,
-        );
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(FutexWait::futex(4, 1, None)), 0);
         assert_eq!(threads.tid(), b);
         threads.preempt(&mut hart, 0);
         assert_eq!(threads.tid(), 7);
@@ -433,11 +461,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_millis(5);
         threads.switch_after_syscall(
             &mut hart,
-            GiveWay::Wait(FutexWait {
-                uaddr: 0,
-                bitset: u32::MAX,
-                deadline: Some(deadline),
-            }),
+            GiveWay::Wait(FutexWait::futex(0, u32::MAX, Some(deadline))),
             0,
         );
         // The waiter was the only thread left: it times out and runs.

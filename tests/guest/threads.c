@@ -1,7 +1,8 @@
 /* threads: POSIX threads (clone with CLONE_THREAD, futexes). Creation and join with return
  * values, thread-local storage, mutexes under contention, condition variables (signal,
  * broadcast, a timed wait that times out), semaphores, barriers, a spin on an atomic flag
- * that only another thread sets (the runner must preempt), thread ids, each thread's own
+ * that only another thread sets (the runner must preempt), a sleep and a blocking pipe read
+ * that must let the other threads run meanwhile, thread ids, each thread's own
  * signal mask (exiting threads block every signal: the main thread's mask must not change),
  * fork from a threaded process, and the main thread leaving with pthread_exit while another
  * thread finishes the process. Only the main thread prints until the end, so the output does not depend on how
@@ -120,6 +121,23 @@ static void *flag_setter(void *arg) {
         x = x * 1103515245u + 12345u;
     atomic_store(&flag, 1);
     return NULL;
+}
+
+static atomic_int sleeper_flag;
+
+static void *flag_while_main_sleeps(void *arg) {
+    (void)arg;
+    atomic_store(&sleeper_flag, 1);
+    return NULL;
+}
+
+static int pipe_fds[2];
+static char pipe_buf[16];
+
+static void *pipe_reader(void *arg) {
+    (void)arg;
+    long n = read(pipe_fds[0], pipe_buf, sizeof pipe_buf - 1);
+    return (void *)n;
 }
 
 static pid_t thread_tid;
@@ -256,6 +274,21 @@ int main(void) {
         ; /* no futex, no yield: only preemption lets the setter run on one CPU */
     pthread_join(setter, NULL);
     printf("spin on a flag: seen\n");
+
+    pthread_t sleeper_peer;
+    pthread_create(&sleeper_peer, NULL, flag_while_main_sleeps, NULL);
+    usleep(50 * 1000);
+    printf("sleep: the other thread ran meanwhile %s\n", atomic_load(&sleeper_flag) ? "yes" : "no");
+    pthread_join(sleeper_peer, NULL);
+
+    pipe(pipe_fds);
+    pthread_t reader;
+    void *got;
+    pthread_create(&reader, NULL, pipe_reader, NULL);
+    usleep(10 * 1000); /* the reader blocks in read first */
+    write(pipe_fds[1], "hello", 5);
+    pthread_join(reader, &got);
+    printf("pipe between threads: %ld bytes, \"%s\"\n", (long)got, pipe_buf);
 
     pthread_t reporter;
     pthread_create(&reporter, NULL, tid_reporter, NULL);
