@@ -35,24 +35,33 @@ const CLONE_CHILD_SETTID: u32 = 0x100_0000;
 const CSIGNAL: u32 = 0xff;
 const SIGCHLD: u32 = 17;
 
+/// The arguments of `clone(flags, stack, parent_tid*, tls, child_tid*)` (riscv order).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CloneArgs {
+    pub flags: u32,
+    pub stack: u32,
+    pub parent_tid: u32,
+    pub tls: u32,
+    pub child_tid: u32,
+}
+
 impl Process {
-    /// `clone(flags, stack, parent_tid*, tls, child_tid*)` (riscv argument order).
+    /// `clone(flags, stack, parent_tid*, tls, child_tid*)`.
     ///
     /// A CLONE_VM|CLONE_VFORK child (posix_spawn, vfork) gets a copy of memory instead of
     /// sharing it; that is indistinguishable as long as it only execs or exits, which is all
     /// vfork allows.
-    pub(super) fn sys_clone(
-        &mut self,
-        hart: &mut Hart,
-        flags: u32,
-        stack: u32,
-        parent_tid: u32,
-        tls: u32,
-        child_tid: u32,
-    ) -> SysResult {
+    pub(super) fn sys_clone(&mut self, hart: &mut Hart, args: CloneArgs) -> SysResult {
+        let CloneArgs {
+            flags,
+            stack,
+            parent_tid,
+            tls,
+            child_tid,
+        } = args;
         let exit_signal = flags & CSIGNAL;
         if flags & CLONE_THREAD != 0 && flags & CLONE_VM != 0 {
-            return self.clone_thread(hart, flags, stack, parent_tid, tls, child_tid);
+            return self.clone_thread(hart, args);
         }
         if flags & CLONE_THREAD != 0
             || (flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0)
@@ -97,29 +106,21 @@ impl Process {
 
     /// A new thread of this process ([`super::threads`]): it shares everything and starts
     /// where `clone` returns, with 0, on `stack`.
-    fn clone_thread(
-        &mut self,
-        hart: &mut Hart,
-        flags: u32,
-        stack: u32,
-        parent_tid: u32,
-        tls: u32,
-        child_tid: u32,
-    ) -> SysResult {
-        let tls = (flags & CLONE_SETTLS != 0).then_some(tls);
-        let clear = if flags & CLONE_CHILD_CLEARTID != 0 {
-            child_tid
+    fn clone_thread(&mut self, hart: &mut Hart, args: CloneArgs) -> SysResult {
+        let tls = (args.flags & CLONE_SETTLS != 0).then_some(args.tls);
+        let clear = if args.flags & CLONE_CHILD_CLEARTID != 0 {
+            args.child_tid
         } else {
             0
         };
         let tid = self
             .threads
-            .spawn(hart, stack, tls, clear, self.signals.mask);
-        if flags & CLONE_CHILD_SETTID != 0 {
-            self.mem.write_u32(child_tid, tid)?;
+            .spawn(hart, args.stack, tls, clear, self.signals.mask);
+        if args.flags & CLONE_CHILD_SETTID != 0 {
+            self.mem.write_u32(args.child_tid, tid)?;
         }
-        if flags & CLONE_PARENT_SETTID != 0 {
-            self.mem.write_u32(parent_tid, tid)?;
+        if args.flags & CLONE_PARENT_SETTID != 0 {
+            self.mem.write_u32(args.parent_tid, tid)?;
         }
         Ok(tid)
     }

@@ -363,7 +363,16 @@ impl Process {
             SETPGID | SETSID => Err(errno(libc::EPERM)),
             GETGROUPS => Ok(0),
             WAIT4 => self.sys_wait4(a[0], a[1], a[2], a[3]),
-            CLONE => self.sys_clone(hart, a[0], a[1], a[2], a[3], a[4]),
+            CLONE => self.sys_clone(
+                hart,
+                super::proc::CloneArgs {
+                    flags: a[0],
+                    stack: a[1],
+                    parent_tid: a[2],
+                    tls: a[3],
+                    child_tid: a[4],
+                },
+            ),
             KILL => self.sys_kill(a[0] as i32, a[1] as i32),
             TKILL => self.sys_tkill(a[0] as i32, a[1] as i32),
             TGKILL => self.sys_tkill(a[1] as i32, a[2] as i32),
