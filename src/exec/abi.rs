@@ -469,6 +469,11 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
     Exit::NEXT.0 as usize
 }
 
+/// What a region returns (`u64`) is an exit code ([`Exit`]) below this, or, from a fast
+/// region that chains, the entry of the region to go on in, which whoever called the region
+/// calls next with the same arguments (`Tier2::enter`, tier 1's stub for a region).
+pub const FIRST_REGION_ENTRY: u64 = 16;
+
 /// Find the tier-2 region to go on in after a region left with a plain next pc, so regions
 /// chain without a return to the run loop: the run loop's checks (the chaining budget, the
 /// instruction limit, stores into code pages, the platform's `between_blocks`), then the jump
@@ -482,11 +487,6 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
 /// # Safety
 ///
 /// As [`dispatch_helper`].
-/// What a region returns (`u64`) is an exit code ([`Exit`]) below this, or, from a fast
-/// region that chains, the entry of the region to go on in, which whoever called the region
-/// calls next with the same arguments (`Tier2::enter`, tier 1's stub for a region).
-pub const FIRST_REGION_ENTRY: u64 = 16;
-
 unsafe extern "sysv64" fn region_chain_helper<P: Platform>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
