@@ -8,10 +8,13 @@
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::time::{Duration, Instant};
 
 use super::mem::{perm, GuestMemory};
 use super::procfs::{proc_self_file, ProcSelfFile};
-use super::syscall::{errno, host_result, last_errno, SysError, SysResult};
+use super::syscall::{
+    errno, host_result, last_errno, read_timespec, timespec_of, write_timespec, SysError, SysResult,
+};
 use super::Process;
 
 /// Highest number of guest fds (the usual RLIMIT_NOFILE soft limit).
@@ -1074,6 +1077,7 @@ impl Process {
     /// as the guest's mask; a signal for the guest interrupts it with EINTR.
     pub(super) fn sys_ppoll(
         &mut self,
+        pc: u32,
         fds: u32,
         nfds: u32,
         timeout: u32,
@@ -1109,36 +1113,23 @@ impl Process {
                 revents: 0,
             });
         }
-        let ts = if timeout == 0 {
+        let guest_timeout = if timeout == 0 {
             None
         } else {
-            let sec = self.mem.read_u64(timeout)? as i64;
-            let nsec = self.mem.read_u64(timeout.wrapping_add(8))? as i64;
-            if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
-                return Err(errno(libc::EINVAL));
-            }
-            Some(libc::timespec {
-                tv_sec: sec,
-                tv_nsec: nsec,
-            })
+            Some(read_timespec(&self.mem, timeout)?)
         };
         let invalid_count = invalid.iter().filter(|&&b| b).count();
-        let ts_ptr = match (&ts, invalid_count) {
+        let result = if invalid_count > 0 {
             // An invalid fd is an immediate event: do not wait.
-            (_, n) if n > 0 => &libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            } as *const libc::timespec,
-            (Some(t), _) => t as *const libc::timespec,
-            (None, _) => std::ptr::null(),
+            self.host_poll(
+                &mut host,
+                Some(timespec_of(Duration::ZERO)),
+                wait_mask,
+                sigmask,
+            )
+        } else {
+            self.host_poll_or_give_way(pc, &mut host, timeout, guest_timeout, wait_mask, sigmask)
         };
-        let result = self.wait_for_signals(wait_mask, |mask| {
-            // SAFETY: `host` holds nfds pollfds; the timeout is a valid timespec or NULL.
-            unsafe { libc::ppoll(host.as_mut_ptr(), host.len() as libc::nfds_t, ts_ptr, mask) }
-        });
-        if sigmask != 0 {
-            self.keep_wait_mask_for_handler(wait_mask);
-        }
         let n = result?;
         for (i, p) in raw.chunks_exact_mut(8).enumerate() {
             let revents = if invalid[i] {
@@ -1151,6 +1142,161 @@ impl Process {
         self.mem.write(fds, &raw)?;
         Ok(n + invalid_count as u32)
     }
+
+    /// `pselect6_time64(nfds, readfds*, writefds*, exceptfds*, timeout*, {sigmask*, size}*)`:
+    /// glibc's `select` and `pselect`. The three fd sets become one host `ppoll` with the
+    /// events Linux's select uses; the sets are rewritten with the ready descriptors and the
+    /// timeout with the time left, as Linux does.
+    pub(super) fn sys_pselect6(
+        &mut self,
+        pc: u32,
+        nfds: u32,
+        sets: [u32; 3],
+        timeout: u32,
+        sigdata: u32,
+    ) -> SysResult {
+        // Linux's select masks for readable, writable and exceptional (`POLL*_SET`).
+        const READY: [i16; 3] = [
+            libc::POLLIN | libc::POLLRDNORM | libc::POLLRDBAND | libc::POLLHUP | libc::POLLERR,
+            libc::POLLOUT | libc::POLLWRNORM | libc::POLLWRBAND | libc::POLLERR,
+            libc::POLLPRI,
+        ];
+        const ASKED: [i16; 3] = [libc::POLLIN, libc::POLLOUT, libc::POLLPRI];
+        if (nfds as i32) < 0 {
+            return Err(errno(libc::EINVAL));
+        }
+        let nfds = nfds.min(MAX_FDS) as usize;
+        // A set is an array of 32-bit longs, bit n of word n / 32 for fd n.
+        let bytes = nfds.div_ceil(32) * 4;
+        let mut bits = [vec![0u8; bytes], vec![0u8; bytes], vec![0u8; bytes]];
+        for (set, &va) in bits.iter_mut().zip(&sets) {
+            if va != 0 {
+                self.mem.read(va, set)?;
+                self.mem.check(va, bytes as u64, perm::W)?;
+            }
+        }
+        let (sigmask, sigsetsize) = if sigdata == 0 {
+            (0, 0)
+        } else {
+            (
+                self.mem.read_u32(sigdata)?,
+                self.mem.read_u32(sigdata.wrapping_add(4))?,
+            )
+        };
+        let wait_mask = self.wait_mask(sigmask, sigsetsize)?;
+        let guest_timeout = if timeout == 0 {
+            None
+        } else {
+            Some(read_timespec(&self.mem, timeout)?)
+        };
+        let is_set = |set: &[u8], fd: usize| set[fd / 8] & (1 << (fd % 8)) != 0;
+        let mut host: Vec<libc::pollfd> = Vec::new();
+        let mut guest_fds: Vec<usize> = Vec::new();
+        for fd in 0..nfds {
+            let events = (0..3)
+                .filter(|&k| is_set(&bits[k], fd))
+                .fold(0, |e, k| e | ASKED[k]);
+            if events != 0 {
+                host.push(libc::pollfd {
+                    fd: self.fds.host(fd as u32)?,
+                    events,
+                    revents: 0,
+                });
+                guest_fds.push(fd);
+            }
+        }
+        self.host_poll_or_give_way(pc, &mut host, timeout, guest_timeout, wait_mask, sigmask)?;
+        let mut ready = 0;
+        for set in &mut bits {
+            set.fill(0);
+        }
+        for (p, &fd) in host.iter().zip(&guest_fds) {
+            if p.revents & libc::POLLNVAL != 0 {
+                return Err(errno(libc::EBADF));
+            }
+            for k in 0..3 {
+                if p.events & ASKED[k] != 0 && p.revents & READY[k] != 0 {
+                    bits[k][fd / 8] |= 1 << (fd % 8);
+                    ready += 1;
+                }
+            }
+        }
+        for (set, &va) in bits.iter().zip(&sets) {
+            if va != 0 {
+                self.mem.write(va, set)?;
+            }
+        }
+        Ok(ready)
+    }
+
+    /// A poll-style wait of the guest's (`ppoll`, `pselect6`, the ecall at `pc`) on the
+    /// host: until one of `host` is ready or the guest's timeout (`guest_timeout`, from
+    /// guest address `timeout_va`; `None`: no limit) ends, but no longer than another guest
+    /// thread can wait for the hart (`wait_limit`). With nothing ready by then the call gives
+    /// way ([`SysError::WouldBlock`]) and runs again on the thread's next turn, with the same
+    /// deadline. The guest's timeout becomes the time left, as Linux leaves it.
+    fn host_poll_or_give_way(
+        &mut self,
+        pc: u32,
+        host: &mut [libc::pollfd],
+        timeout_va: u32,
+        guest_timeout: Option<libc::timespec>,
+        wait_mask: u64,
+        sigmask: u32,
+    ) -> SysResult {
+        let deadline = guest_timeout.map(|t| self.threads.retry_deadline(pc, duration_of(&t)));
+        let guest_left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let result = match (self.wait_limit, guest_left) {
+            (Some(_), g) if g.is_none_or(|g| g > self.wait_left()) => {
+                let left = self.wait_left();
+                match self.host_poll(host, Some(timespec_of(left)), wait_mask, sigmask) {
+                    Ok(0) => {
+                        if let Some(d) = deadline {
+                            self.threads.retry_until(pc, d);
+                        }
+                        Err(SysError::WouldBlock)
+                    }
+                    other => other,
+                }
+            }
+            _ => self.host_poll(host, guest_left.map(timespec_of), wait_mask, sigmask),
+        };
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            write_timespec(&mut self.mem, timeout_va, &timespec_of(left))?;
+        }
+        result
+    }
+
+    /// Host `ppoll` of `host` for `timeout` (`None`: no limit) under the guest's signal mask
+    /// `wait_mask` (the call's own when `sigmask` is not 0, kept for a handler it lets run).
+    fn host_poll(
+        &mut self,
+        host: &mut [libc::pollfd],
+        timeout: Option<libc::timespec>,
+        wait_mask: u64,
+        sigmask: u32,
+    ) -> SysResult {
+        let ts_ptr = timeout
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        let result = self.wait_for_signals(wait_mask, |mask| {
+            // SAFETY: `host` holds its length of pollfds; the timeout is a valid timespec or NULL.
+            unsafe { libc::ppoll(host.as_mut_ptr(), host.len() as libc::nfds_t, ts_ptr, mask) }
+        });
+        if sigmask != 0 {
+            self.keep_wait_mask_for_handler(wait_mask);
+        }
+        result
+    }
+}
+
+/// The length of a (valid, non-negative) timespec.
+fn duration_of(t: &libc::timespec) -> Duration {
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 /// Whether the last host error was `code`.

@@ -213,6 +213,9 @@ pub struct Process {
     unchecked: bool,
     /// The guest's threads: the running one's registers are in the hart.
     threads: threads::Threads,
+    /// While a syscall runs: until when it may keep the host thread waiting before another
+    /// guest thread needs the hart (`None`: no other thread could run meanwhile).
+    wait_limit: Option<std::time::Instant>,
 }
 
 impl Process {
@@ -249,6 +252,7 @@ impl Process {
             checked_memory: opts.checked_memory,
             unchecked: false,
             threads: threads::Threads::new(std::process::id()),
+            wait_limit: None,
         };
         host_fault::watch(process.mem.host_range());
         process.unchecked = process.may_skip_memory_checks();

@@ -4,7 +4,7 @@
 //!
 //! Unknown calls return -ENOSYS with a warning; nothing a guest passes can panic the host.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cpu::Hart;
 use crate::exec::platform::Stop;
@@ -134,6 +134,9 @@ pub enum SysError {
     Errno(i32),
     /// Stop the process (exit, fatal signal).
     Stop(Stop),
+    /// The call would keep the host thread waiting while another guest thread could run:
+    /// that one goes first, and this one runs the ecall again on its next turn.
+    WouldBlock,
 }
 
 impl From<Fault> for SysError {
@@ -218,16 +221,10 @@ impl Process {
         let a = [
             hart.x[10], hart.x[11], hart.x[12], hart.x[13], hart.x[14], hart.x[15],
         ];
-        if self.threads.another_could_run() && self.read_would_block(number, a[0]) {
-            // Another thread goes first (it may be the writer); this one runs the ecall
-            // again when its turn comes.
-            let mask =
-                self.threads
-                    .switch_after_syscall(hart, threads::GiveWay::Yield, self.signals.mask);
-            self.signals.set_mask(mask);
-            return self.deliver_pending(hart);
-        }
-        let result = if number == nr::EXECVE {
+        self.wait_limit = self.threads.others_need_hart_at();
+        let result = if self.wait_limit.is_some() && !self.ready_by_wait_limit(number, a) {
+            Err(SysError::WouldBlock)
+        } else if number == nr::EXECVE {
             match self.sys_execve(hart, a[0], a[1], a[2]) {
                 Ok(()) => return self.deliver_pending(hart),
                 Err(e) => Err(e),
@@ -236,6 +233,9 @@ impl Process {
             self.dispatch(hart, number, a)
         };
         tracing::trace!(number, ?a, ?result, "syscall");
+        if !matches!(result, Err(SysError::WouldBlock)) {
+            self.threads.end_retry();
+        }
         match result {
             Err(SysError::Errno(libc::EINTR))
                 if signal::restartable(number) && self.restart_interrupted() =>
@@ -251,6 +251,11 @@ impl Process {
                 hart.pc = hart.pc.wrapping_add(4);
             }
             Err(SysError::Stop(stop)) => return Err(stop),
+            Err(SysError::WouldBlock) => {
+                // Another thread goes first (it may be the writer, or the child's waker);
+                // pc stays at the ecall.
+                self.threads.give_way(threads::GiveWay::Yield);
+            }
         }
         // A futex wait, a yield or a thread's exit: another thread goes on, this one's
         // result already in its registers.
@@ -325,7 +330,8 @@ impl Process {
             GETCWD => self.sys_getcwd(a[0], a[1]),
             CHDIR => self.sys_chdir(a[0]),
             FCHDIR => self.sys_fchdir(a[0]),
-            PPOLL_TIME64 => self.sys_ppoll(a[0], a[1], a[2], a[3], a[4]),
+            PPOLL_TIME64 => self.sys_ppoll(hart.pc, a[0], a[1], a[2], a[3], a[4]),
+            PSELECT6_TIME64 => self.sys_pselect6(hart.pc, a[0], [a[1], a[2], a[3]], a[4], a[5]),
             UMASK => {
                 // SAFETY: umask has no memory effects.
                 Ok(unsafe { libc::umask((a[0] & 0o777) as libc::mode_t) })
@@ -720,10 +726,7 @@ impl Process {
                 .give_way(threads::GiveWay::Wait(threads::FutexWait::sleep(wake_at)));
             return Ok(0);
         }
-        let wait = libc::timespec {
-            tv_sec: duration.as_secs().min(i64::MAX as u64) as i64,
-            tv_nsec: duration.subsec_nanos() as i64,
-        };
+        let wait = timespec_of(duration);
         let mask = self.signals.mask;
         let result = self.wait_for_signals(mask, |mask| {
             // SAFETY: no descriptors; `wait` is a valid timespec.
@@ -820,27 +823,92 @@ impl Process {
         }
     }
 
-    /// Whether syscall `number` is a read (`read`, `readv`) of `fd` that would block now: a
-    /// descriptor in blocking mode with nothing to read (an empty pipe, a terminal).
-    fn read_would_block(&self, number: u32, fd: u32) -> bool {
-        if number != nr::READ && number != nr::READV {
-            return false;
-        }
-        let Ok(host) = self.fds.host(fd) else {
-            return false;
+    /// Whether syscall `number` can run now without keeping the host thread waiting past
+    /// `wait_limit` (when another thread needs the hart): a read (`read`, `readv`) or write
+    /// (`write`, `writev`) of a descriptor in blocking mode that becomes ready by then, or a
+    /// `wait4`/`waitid` that has a child to report (or an error) by then. `ppoll` and
+    /// `pselect6` shorten their own host wait ([`Self::host_poll_timeout`]); other calls run.
+    fn ready_by_wait_limit(&self, number: u32, a: [u32; 6]) -> bool {
+        let events = match number {
+            nr::READ | nr::READV => libc::POLLIN,
+            nr::WRITE | nr::WRITEV => libc::POLLOUT,
+            nr::WAIT4 | nr::WAITID => return self.child_to_report_by_wait_limit(number, a),
+            _ => return true,
         };
-        // SAFETY: fcntl(F_GETFL) and a zero-timeout poll of one descriptor only read state.
-        unsafe {
-            let flags = libc::fcntl(host, libc::F_GETFL);
-            if flags < 0 || flags & libc::O_NONBLOCK != 0 {
+        let Ok(host) = self.fds.host(a[0]) else {
+            return true;
+        };
+        // SAFETY: fcntl(F_GETFL) only reads the descriptor's flags.
+        let flags = unsafe { libc::fcntl(host, libc::F_GETFL) };
+        if flags < 0 || flags & libc::O_NONBLOCK != 0 {
+            return true;
+        }
+        let mut poll = libc::pollfd {
+            fd: host,
+            events,
+            revents: 0,
+        };
+        let timeout = timespec_of(self.wait_left());
+        // SAFETY: one valid pollfd and a valid timespec; a signal ends the wait early (EINTR:
+        // not ready, and the signal is delivered once the next thread runs).
+        unsafe { libc::ppoll(&mut poll, 1, &timeout, std::ptr::null()) > 0 }
+    }
+
+    /// The host time left until `wait_limit` (zero when it has passed or there is none).
+    pub(super) fn wait_left(&self) -> Duration {
+        self.wait_limit.map_or(Duration::ZERO, |t| {
+            t.saturating_duration_since(Instant::now())
+        })
+    }
+
+    /// For `wait4(pid, _, options)` or `waitid(idtype, id, _, options)` (`number`, `a`):
+    /// whether a child has a state to report (or the call fails at once) before
+    /// `wait_limit`. Looks without reaping (`WNOHANG | WNOWAIT`), every millisecond.
+    fn child_to_report_by_wait_limit(&self, number: u32, a: [u32; 6]) -> bool {
+        let (idtype, id, options) = if number == nr::WAIT4 {
+            let options = a[2] as i32;
+            if options & libc::WNOHANG != 0 {
+                return true;
+            }
+            let (idtype, id) = match a[0] as i32 {
+                -1 => (libc::P_ALL, 0),
+                // SAFETY: getpgrp has no memory effects.
+                0 => (libc::P_PGID, unsafe { libc::getpgrp() } as libc::id_t),
+                pid if pid < 0 => (libc::P_PGID, pid.unsigned_abs()),
+                pid => (libc::P_PID, pid as libc::id_t),
+            };
+            // wait4's WUNTRACED is waitid's WSTOPPED; exits are always reported.
+            let options = libc::WEXITED
+                | options & (libc::WUNTRACED | libc::WCONTINUED | libc::__WALL | libc::__WCLONE);
+            (idtype, id, options)
+        } else {
+            let options = a[3] as i32;
+            if options & libc::WNOHANG != 0 {
+                return true;
+            }
+            (a[0] as libc::idtype_t, a[1] as libc::id_t, options)
+        };
+        loop {
+            // SAFETY: all-zero is a valid siginfo_t; waitid only writes it.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid out-pointer; WNOWAIT leaves the child to the real call.
+            let r = unsafe {
+                libc::waitid(
+                    idtype,
+                    id,
+                    &mut info,
+                    options | libc::WNOHANG | libc::WNOWAIT,
+                )
+            };
+            // SAFETY: waitid filled `info` (si_pid stays 0 when no child had a state).
+            if r != 0 || unsafe { info.si_pid() } != 0 {
+                return true;
+            }
+            let left = self.wait_left();
+            if left.is_zero() {
                 return false;
             }
-            let mut poll = libc::pollfd {
-                fd: host,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            libc::poll(&mut poll, 1, 0) == 0
+            std::thread::sleep(left.min(Duration::from_millis(1)));
         }
     }
 
@@ -898,7 +966,10 @@ pub fn host_ids() -> [u32; 4] {
 }
 
 /// Read a guest `struct __kernel_timespec` {i64 sec; i64 nsec}.
-fn read_timespec(mem: &super::mem::GuestMemory, va: u32) -> Result<libc::timespec, SysError> {
+pub(super) fn read_timespec(
+    mem: &super::mem::GuestMemory,
+    va: u32,
+) -> Result<libc::timespec, SysError> {
     let sec = mem.read_u64(va)? as i64;
     // The kernel ignores the upper half of tv_nsec for 32-bit tasks.
     let nsec = mem.read_u32(va.wrapping_add(8))? as i32 as i64;
@@ -911,8 +982,16 @@ fn read_timespec(mem: &super::mem::GuestMemory, va: u32) -> Result<libc::timespe
     })
 }
 
+/// A host timespec of `d` (saturating).
+pub(super) fn timespec_of(d: Duration) -> libc::timespec {
+    libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
+        tv_nsec: d.subsec_nanos() as i64,
+    }
+}
+
 /// Write a guest `struct __kernel_timespec`.
-fn write_timespec(
+pub(super) fn write_timespec(
     mem: &mut super::mem::GuestMemory,
     va: u32,
     t: &libc::timespec,

@@ -2,8 +2,10 @@
 //! threads. The VM runs on one host thread and the engine on one hart, so a thread switch
 //! stores the running thread's registers and loads another's into the hart: between blocks once
 //! the running thread has used its time slice ([`TIME_SLICE`] instructions), and in the
-//! syscalls that give way (a futex wait, a sleep, `sched_yield`, a thread's `exit`, a `read`
-//! that would block, which runs again on the thread's next turn). With one host
+//! syscalls that give way (a futex wait, a sleep, `sched_yield`, a thread's `exit`, and a
+//! syscall that would block the host thread: a read of an empty pipe or terminal, a write to
+//! a full pipe, `ppoll`/`pselect6` with nothing ready, `wait4`/`waitid` with no child
+//! to report, which runs again on the thread's next turn). With one host
 //! thread every guest load, store and atomic sequence is as atomic as on one CPU, an LR/SC
 //! pair loses its reservation at a switch (as the kernel's trap return makes an SC fail), and
 //! a run depends only on its inputs.
@@ -11,8 +13,8 @@
 //! Each thread has its own signal mask (a thread that exits blocks every signal first, as
 //! musl's `pthread_exit` does, and that must not outlive it). Not modelled: signal delivery to
 //! one thread (a signal sent to any thread of the process goes to the running one, when its
-//! mask lets it), and other host syscalls that block (`wait4`, `ppoll`, a write to a full
-//! pipe) hold every thread.
+//! mask lets it), other host syscalls that block (`rt_sigsuspend`, an `open` of a FIFO, a
+//! write of more than a pipe's free space) hold every thread.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -79,6 +81,15 @@ struct Parked {
     frm: u8,
     sigmask: u64,
     wait: Option<FutexWait>,
+    retry: Option<Retry>,
+}
+
+/// A poll-style syscall with a timeout that gave way ([`super::syscall::SysError::WouldBlock`])
+/// and runs again: the ecall at `pc` times out at `deadline`, however often it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Retry {
+    pc: u32,
+    deadline: Instant,
 }
 
 impl Parked {
@@ -102,6 +113,8 @@ pub struct Threads {
     /// while there is one thread: the run loop's check costs one compare).
     pub slice_end: u64,
     give_way: Option<GiveWay>,
+    /// The running thread's syscall that gave way and will run again, if it has a timeout.
+    retry: Option<Retry>,
     /// The warning that every thread waits for good was given (once per process).
     warned_stuck: bool,
 }
@@ -116,6 +129,7 @@ impl Threads {
             next_tid: pid.wrapping_add(1),
             slice_end: u64::MAX,
             give_way: None,
+            retry: None,
             warned_stuck: false,
         }
     }
@@ -141,12 +155,37 @@ impl Threads {
         !self.parked.is_empty()
     }
 
-    /// Whether another thread could run if the running one gave way now (it is runnable, or
-    /// its wait ends at a deadline): a syscall that would block then gives way instead.
-    pub fn another_could_run(&self) -> bool {
+    /// Until when the running thread may wait on the host in a syscall without holding up
+    /// another thread: now if another is runnable, else the first deadline of the others'
+    /// waits; `None` if no other thread could run before something this one does wakes it.
+    /// A syscall that would wait longer gives way instead ([`super::syscall::SysError::WouldBlock`]).
+    pub fn others_need_hart_at(&self) -> Option<Instant> {
+        if self.parked.iter().any(|p| p.wait.is_none()) {
+            return Some(Instant::now());
+        }
         self.parked
             .iter()
-            .any(|p| p.wait.is_none_or(|w| w.deadline.is_some()))
+            .filter_map(|p| p.wait.and_then(|w| w.deadline))
+            .min()
+    }
+
+    /// The deadline of the running thread's call at `pc` with a timeout of `timeout` from
+    /// now: the one it was given when this call first gave way, if it did.
+    pub fn retry_deadline(&self, pc: u32, timeout: Duration) -> Instant {
+        match self.retry {
+            Some(r) if r.pc == pc => r.deadline,
+            _ => Instant::now() + timeout,
+        }
+    }
+
+    /// The running thread's call at `pc` gives way and will time out at `deadline`.
+    pub fn retry_until(&mut self, pc: u32, deadline: Instant) {
+        self.retry = Some(Retry { pc, deadline });
+    }
+
+    /// The running thread's syscall finished: the next one starts afresh.
+    pub fn end_retry(&mut self) {
+        self.retry = None;
     }
 
     /// `set_tid_address`: where the running thread's id is cleared when it exits.
@@ -181,6 +220,7 @@ impl Threads {
             frm: hart.frm,
             sigmask,
             wait: None,
+            retry: None,
         };
         child.x[10] = 0;
         if stack != 0 {
@@ -285,6 +325,7 @@ impl Threads {
             frm: hart.frm,
             sigmask,
             wait,
+            retry: self.retry,
         };
         self.parked.push_back(running);
         let next = self.next_to_run();
@@ -347,6 +388,7 @@ impl Threads {
         hart.reservation = None;
         self.tid = next.tid;
         self.clear_child_tid = next.clear_child_tid;
+        self.retry = next.retry;
         self.slice_end = if self.parked.is_empty() {
             u64::MAX
         } else {
@@ -467,5 +509,58 @@ mod tests {
         // The waiter was the only thread left: it times out and runs.
         assert_eq!(hart.x[10], (-libc::ETIMEDOUT) as u32);
         assert!(Instant::now() >= deadline);
+    }
+
+    #[test]
+    fn a_call_that_gave_way_keeps_its_deadline_across_switches_and_only_its_own() {
+        let mut threads = Threads::new(100);
+        let mut hart = hart_at(0x1000);
+        assert_eq!(threads.others_need_hart_at(), None);
+        threads.spawn(&hart, 0x4000, None, 0, 0);
+        // The new thread is runnable: the running one may not wait on the host at all.
+        assert!(threads
+            .others_need_hart_at()
+            .is_some_and(|t| t <= Instant::now()));
+        let deadline = threads.retry_deadline(0x1000, Duration::from_secs(5));
+        threads.retry_until(0x1000, deadline);
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, 0);
+        assert_eq!(threads.tid(), 101);
+        // The other thread has no retry of its own.
+        let fresh = threads.retry_deadline(0x1000, Duration::from_secs(60));
+        assert!(fresh > deadline);
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, 0);
+        assert_eq!((threads.tid(), hart.pc), (100, 0x1000));
+        // The same ecall runs again: same deadline, whatever timeout it reads now.
+        assert_eq!(
+            threads.retry_deadline(0x1000, Duration::from_secs(60)),
+            deadline
+        );
+        // Another ecall, or the same one after the call ended, starts afresh.
+        assert!(threads.retry_deadline(0x2000, Duration::from_secs(60)) > deadline);
+        threads.end_retry();
+        assert!(threads.retry_deadline(0x1000, Duration::from_secs(60)) > deadline);
+    }
+
+    #[test]
+    fn others_need_the_hart_at_the_first_deadline_of_their_waits() {
+        let mut threads = Threads::new(100);
+        let mut hart = hart_at(0x1000);
+        threads.spawn(&hart, 0x4000, None, 0, 0);
+        threads.spawn(&hart, 0x4000, None, 0, 0);
+        let later = Instant::now() + Duration::from_secs(30);
+        // The running thread (100) sleeps until `later`; 101 runs and waits on a futex with
+        // no deadline; 102 runs: the others need the hart at `later`.
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(FutexWait::sleep(later)), 0);
+        assert_eq!(threads.tid(), 101);
+        let wait = FutexWait::futex(0x6000, u32::MAX, None);
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), 0);
+        assert_eq!(threads.tid(), 102);
+        assert_eq!(threads.others_need_hart_at(), Some(later));
+        // 102 sleeps briefly: every thread waits, 102's sleep ends first and it runs on.
+        let soon = Instant::now() + Duration::from_millis(20);
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(FutexWait::sleep(soon)), 0);
+        assert_eq!(threads.tid(), 102);
+        assert!(Instant::now() >= soon);
+        assert_eq!(threads.others_need_hart_at(), Some(later));
     }
 }

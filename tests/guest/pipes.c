@@ -1,10 +1,12 @@
-/* pipes: pipe/pipe2, dup/dup2/dup3, fcntl, non-blocking reads, poll, within one process. */
+/* pipes: pipe/pipe2, dup/dup2/dup3, fcntl, non-blocking reads, poll, select, within one
+ * process. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/select.h>
 #include <unistd.h>
 #include "guest_util.h"
 
@@ -106,6 +108,43 @@ int main(void) {
     int again[2];
     pipe(again);
     printf("fd reuse: %d\n", again[0] == lowest);
+
+    /* select: an empty pipe times out (and the timeout is used up), a pipe with data is
+     * readable, a write end writable, a closed descriptor in a set is EBADF. */
+    fd_set rd, wr;
+    FD_ZERO(&rd);
+    FD_SET(again[0], &rd);
+    struct timeval tv = {0, 20 * 1000};
+    int n = select(again[0] + 1, &rd, NULL, NULL, &tv);
+    printf("select on an empty pipe: %d, fd still set %d, timeout left %ld us\n", n,
+           FD_ISSET(again[0], &rd), (long)tv.tv_usec);
+    write(again[1], "x", 1);
+    FD_ZERO(&rd);
+    FD_ZERO(&wr);
+    FD_SET(again[0], &rd);
+    FD_SET(again[1], &rd);
+    FD_SET(again[0], &wr);
+    FD_SET(again[1], &wr);
+    int top = again[0] > again[1] ? again[0] : again[1];
+    n = select(top + 1, &rd, &wr, NULL, NULL);
+    printf("select with data: %d, read end readable %d, write end readable %d, "
+           "write end writable %d, read end writable %d\n",
+           n, FD_ISSET(again[0], &rd), FD_ISSET(again[1], &rd), FD_ISSET(again[1], &wr),
+           FD_ISSET(again[0], &wr));
+    close(again[1]);
+    read(again[0], buf, 1);
+    FD_ZERO(&rd);
+    FD_SET(again[0], &rd);
+    n = select(again[0] + 1, &rd, NULL, NULL, NULL);
+    printf("select after the writer closed: %d (end of file is readable)\n", n);
+    FD_ZERO(&rd);
+    FD_SET(again[1], &rd);
+    tv = (struct timeval){1, 0};
+    errno = 0;
+    n = select(again[1] + 1, &rd, NULL, NULL, &tv);
+    printf("select on a closed fd: %d, %s\n", n, errno == EBADF ? "EBADF" : strerror(errno));
+    n = select(0, NULL, NULL, NULL, &(struct timeval){0, 1000});
+    printf("select as a sleep: %d\n", n);
     printf("failures=%d\n", guest_failures);
     return guest_failures ? 1 : 0;
 }

@@ -2,18 +2,23 @@
  * values, thread-local storage, mutexes under contention, condition variables (signal,
  * broadcast, a timed wait that times out), semaphores, barriers, a spin on an atomic flag
  * that only another thread sets (the runner must preempt), a sleep and a blocking pipe read
- * that must let the other threads run meanwhile, thread ids, each thread's own
+ * that must let the other threads run meanwhile, select, poll and waitpid that must let
+ * another thread (the writer, the child's waker) run, select's timeout running out while
+ * another thread spins, a pipe filled past its capacity by one thread and drained by
+ * another, thread ids, each thread's own
  * signal mask (exiting threads block every signal: the main thread's mask must not change),
  * fork from a threaded process, and the main thread leaving with pthread_exit while another
  * thread finishes the process. Only the main thread prints until the end, so the output does not depend on how
  * the threads interleave. */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -138,6 +143,48 @@ static void *pipe_reader(void *arg) {
     (void)arg;
     long n = read(pipe_fds[0], pipe_buf, sizeof pipe_buf - 1);
     return (void *)n;
+}
+
+static void *late_writer(void *arg) {
+    usleep(20 * 1000); /* the main thread waits in select or poll first */
+    write(pipe_fds[1], arg, 1);
+    return NULL;
+}
+
+static atomic_int stop_spinning;
+
+static void *spinner(void *arg) {
+    (void)arg;
+    while (!atomic_load(&stop_spinning))
+        ; /* always runnable: the main thread's select must still time out */
+    return NULL;
+}
+
+enum { BULK = 256 * 1024, CHUNK = 4096 };
+static long bulk_total;
+
+static void *bulk_reader(void *arg) {
+    (void)arg;
+    static char buf[CHUNK];
+    long total = 0, sum = 0;
+    while (total < BULK) {
+        ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++)
+            sum += (unsigned char)buf[i];
+        total += n;
+    }
+    bulk_total = total;
+    return (void *)sum;
+}
+
+static pid_t waited_child;
+static int child_status;
+
+static void *child_waiter(void *arg) {
+    (void)arg;
+    return (void *)(long)waitpid(waited_child, &child_status, 0);
 }
 
 static pid_t thread_tid;
@@ -289,6 +336,76 @@ int main(void) {
     write(pipe_fds[1], "hello", 5);
     pthread_join(reader, &got);
     printf("pipe between threads: %ld bytes, \"%s\"\n", (long)got, pipe_buf);
+
+    fd_set readable;
+    FD_ZERO(&readable);
+    FD_SET(pipe_fds[0], &readable);
+    struct timeval tv = {5, 0};
+    pthread_t writer;
+    pthread_create(&writer, NULL, late_writer, "s");
+    int ready = select(pipe_fds[0] + 1, &readable, NULL, NULL, &tv);
+    pthread_join(writer, NULL);
+    printf("select while another thread writes: %d ready, fd set %s, time left %s\n", ready,
+           FD_ISSET(pipe_fds[0], &readable) ? "yes" : "no",
+           tv.tv_sec <= 5 ? "at most 5 s" : "wrong");
+    read(pipe_fds[0], pipe_buf, 1);
+
+    struct pollfd pfd = {.fd = pipe_fds[0], .events = POLLIN};
+    pthread_create(&writer, NULL, late_writer, "p");
+    ready = poll(&pfd, 1, 5000);
+    pthread_join(writer, NULL);
+    printf("poll while another thread writes: %d ready, POLLIN %s\n", ready,
+           pfd.revents & POLLIN ? "yes" : "no");
+    read(pipe_fds[0], pipe_buf, 1);
+
+    pthread_t spin;
+    pthread_create(&spin, NULL, spinner, NULL);
+    struct timespec before, after;
+    clock_gettime(CLOCK_MONOTONIC, &before);
+    FD_ZERO(&readable);
+    FD_SET(pipe_fds[0], &readable);
+    tv = (struct timeval){0, 30 * 1000};
+    ready = select(pipe_fds[0] + 1, &readable, NULL, NULL, &tv);
+    clock_gettime(CLOCK_MONOTONIC, &after);
+    atomic_store(&stop_spinning, 1);
+    pthread_join(spin, NULL);
+    long waited_ms = (after.tv_sec - before.tv_sec) * 1000 + (after.tv_nsec - before.tv_nsec) / 1000000;
+    printf("select timeout while another thread spins: %d ready, waited 30 ms or more %s\n", ready,
+           waited_ms >= 29 ? "yes" : "no");
+
+    pthread_t bulk;
+    static char chunk[CHUNK];
+    long sum = 0;
+    for (int i = 0; i < CHUNK; i++)
+        chunk[i] = (char)(i * 7 + 3);
+    pthread_create(&bulk, NULL, bulk_reader, NULL);
+    for (long done = 0; done < BULK; done += CHUNK) {
+        write(pipe_fds[1], chunk, CHUNK); /* the pipe holds 64 KiB: the reader must run */
+        for (int i = 0; i < CHUNK; i++)
+            sum += (unsigned char)chunk[i];
+    }
+    pthread_join(bulk, &got);
+    printf("pipe past its capacity: reader got everything %s\n",
+           (long)got == sum && bulk_total == BULK ? "yes" : "no");
+
+    int gate[2];
+    pipe(gate);
+    fflush(stdout);
+    waited_child = fork();
+    if (waited_child == 0) {
+        char c;
+        read(gate[0], &c, 1); /* exits only once the main thread writes */
+        _exit(c);
+    }
+    pthread_t waiter;
+    pthread_create(&waiter, NULL, child_waiter, NULL);
+    usleep(20 * 1000); /* the waiter blocks in waitpid first */
+    write(gate[1], "\x05", 1);
+    void *reaped;
+    pthread_join(waiter, &reaped);
+    printf("waitpid in a thread while the main thread wakes the child: reaped %s, status %d\n",
+           (pid_t)(long)reaped == waited_child ? "yes" : "no",
+           WIFEXITED(child_status) ? WEXITSTATUS(child_status) : -1);
 
     pthread_t reporter;
     pthread_create(&reporter, NULL, tid_reporter, NULL);
