@@ -234,6 +234,21 @@ impl FdTable {
         }
     }
 
+    /// `close_range(first, last, flags)` on the guest's table: close (or with
+    /// CLOSE_RANGE_CLOEXEC mark close-on-exec) every open fd from `first` to `last`.
+    pub fn close_range(&mut self, first: u32, last: u32, cloexec: bool) {
+        let end = (last as usize).saturating_add(1).min(self.slots.len());
+        for slot in self.slots.get_mut(first as usize..end).unwrap_or_default() {
+            if cloexec {
+                if let Some(entry) = slot {
+                    entry.cloexec = true;
+                }
+            } else {
+                *slot = None;
+            }
+        }
+    }
+
     /// Close guest fd `fd`.
     pub fn close(&mut self, fd: u32) -> Result<(), SysError> {
         match self.slots.get_mut(fd as usize).and_then(Option::take) {
@@ -825,6 +840,68 @@ impl Process {
             }
         };
         host_result(r as i64)
+    }
+
+    /// `fallocate(fd, mode, offset, len)`, `flock(fd, op)`, `fadvise64_64(fd, offset, len,
+    /// advice)` and `sync_file_range(fd, offset, nbytes, flags)`: host calls on the host file.
+    pub(super) fn sys_fallocate(&mut self, fd: u32, mode: u32, offset: i64, len: i64) -> SysResult {
+        let host = self.fds.host(fd)?;
+        // SAFETY: no memory effects.
+        host_result(unsafe { libc::fallocate(host, mode as i32, offset, len) } as i64)
+    }
+
+    pub(super) fn sys_flock(&mut self, fd: u32, op: u32) -> SysResult {
+        let host = self.fds.host(fd)?;
+        // SAFETY: no memory effects.
+        host_result(unsafe { libc::flock(host, op as i32) } as i64)
+    }
+
+    pub(super) fn sys_fadvise(&mut self, fd: u32, offset: i64, len: i64, advice: u32) -> SysResult {
+        let host = self.fds.host(fd)?;
+        // SAFETY: no memory effects. posix_fadvise returns the error number itself.
+        match unsafe { libc::posix_fadvise(host, offset, len, advice as i32) } {
+            0 => Ok(0),
+            e => Err(errno(e)),
+        }
+    }
+
+    pub(super) fn sys_sync_file_range(
+        &mut self,
+        fd: u32,
+        offset: i64,
+        nbytes: i64,
+        flags: u32,
+    ) -> SysResult {
+        let host = self.fds.host(fd)?;
+        // SAFETY: no memory effects.
+        host_result(unsafe { libc::sync_file_range(host, offset, nbytes, flags) } as i64)
+    }
+
+    /// `memfd_create(name, flags)`: an anonymous host file (MFD_CLOEXEC, MFD_ALLOW_SEALING).
+    pub(super) fn sys_memfd_create(&mut self, name: u32, flags: u32) -> SysResult {
+        // The kernel's limit: 249 bytes plus the NUL.
+        let name = self.mem.read_cstr(name, 249)?.ok_or(errno(libc::EINVAL))?;
+        let name = CString::new(name).map_err(|_| errno(libc::EINVAL))?;
+        if flags & !(libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) != 0 {
+            return Err(errno(libc::EINVAL));
+        }
+        // SAFETY: a NUL-terminated name; the new fd is owned by nobody else.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), flags | libc::MFD_CLOEXEC) };
+        host_result(fd as i64)?;
+        // SAFETY: the fd was just created.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        self.fds.insert(owned, flags & libc::MFD_CLOEXEC != 0, 0)
+    }
+
+    pub(super) fn sys_close_range(&mut self, first: u32, last: u32, flags: u32) -> SysResult {
+        const CLOSE_RANGE_UNSHARE: u32 = 2;
+        const CLOSE_RANGE_CLOEXEC: u32 = 4;
+        if flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 || first > last {
+            return Err(errno(libc::EINVAL));
+        }
+        self.fds
+            .close_range(first, last, flags & CLOSE_RANGE_CLOEXEC != 0);
+        Ok(0)
     }
 
     pub(super) fn sys_utimensat(

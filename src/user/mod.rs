@@ -19,6 +19,7 @@
 //! | [`STACK_TOP`] - 8 MiB .. [`STACK_TOP`] | stack (argv, envp, auxv at the top) |
 //! | [`TASK_SIZE`] .. 4 GiB | never mapped (the kernel's half on Linux) |
 
+mod fd_transfer;
 mod fs;
 pub mod host_fault;
 mod loader;

@@ -46,6 +46,91 @@ pub(super) struct CloneArgs {
 }
 
 impl Process {
+    /// The host process a scheduling or priority call about guest process/thread `id` is
+    /// about: 0 (this process) for the guest's own pid and thread ids, which the host does
+    /// not know; any other id is a host process (guest children are host processes).
+    fn sched_target(&self, id: u32) -> libc::pid_t {
+        if id == self.pid || self.threads.has(id) {
+            0
+        } else {
+            id as libc::pid_t
+        }
+    }
+
+    /// `getpriority(which, who)` (the kernel's value, 40 - nice, which libc converts),
+    /// `setpriority(which, who, prio)`.
+    pub(super) fn sys_priority(&mut self, which: u32, who: u32, set: Option<u32>) -> SysResult {
+        let who = if which == libc::PRIO_PROCESS {
+            self.sched_target(who) as u32
+        } else {
+            who
+        };
+        // SAFETY: the raw calls have no memory effects.
+        let r = unsafe {
+            match set {
+                None => libc::syscall(libc::SYS_getpriority, which, who),
+                Some(prio) => libc::syscall(libc::SYS_setpriority, which, who, prio as i32),
+            }
+        };
+        host_result(r)
+    }
+
+    /// `sched_getscheduler(pid)`, `sched_getparam(pid, param*)`, `sched_setscheduler(pid,
+    /// policy, param*)`, `sched_setparam(pid, param*)` (`struct sched_param` is one int).
+    pub(super) fn sys_sched(
+        &mut self,
+        pid: u32,
+        policy: Option<u32>,
+        param: u32,
+        get: bool,
+    ) -> SysResult {
+        let pid = self.sched_target(pid);
+        if pid < 0 {
+            return Err(errno(libc::EINVAL));
+        }
+        if get && param == 0 {
+            // SAFETY: no memory effects.
+            return host_result(unsafe { libc::sched_getscheduler(pid) } as i64);
+        }
+        if get {
+            let mut p = libc::sched_param { sched_priority: 0 };
+            // SAFETY: a valid out-pointer.
+            host_result(unsafe { libc::sched_getparam(pid, &mut p) } as i64)?;
+            self.mem.write_u32(param, p.sched_priority as u32)?;
+            return Ok(0);
+        }
+        let p = libc::sched_param {
+            sched_priority: self.mem.read_u32(param)? as i32,
+        };
+        // SAFETY: a valid pointer to a sched_param.
+        let r = unsafe {
+            match policy {
+                Some(policy) => libc::sched_setscheduler(pid, policy as i32, &p),
+                None => libc::sched_setparam(pid, &p),
+            }
+        };
+        host_result(r as i64)
+    }
+
+    /// `getresuid(r*, e*, s*)` / `getresgid` (`gid`): the host's ids.
+    pub(super) fn sys_getres_ids(&mut self, out: [u32; 3], gid: bool) -> SysResult {
+        let mut ids = [0u32; 3];
+        let [r, e, s] = &mut ids;
+        // SAFETY: three valid out-pointers.
+        let rc = unsafe {
+            if gid {
+                libc::getresgid(r, e, s)
+            } else {
+                libc::getresuid(r, e, s)
+            }
+        };
+        host_result(rc as i64)?;
+        for (va, id) in out.into_iter().zip(ids) {
+            self.mem.write_u32(va, id)?;
+        }
+        Ok(0)
+    }
+
     /// `clone(flags, stack, parent_tid*, tls, child_tid*)`.
     ///
     /// A CLONE_VM|CLONE_VFORK child (posix_spawn, vfork) gets a copy of memory instead of

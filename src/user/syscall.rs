@@ -21,6 +21,7 @@ pub mod nr {
     pub const DUP3: u32 = 24;
     pub const FCNTL64: u32 = 25;
     pub const IOCTL: u32 = 29;
+    pub const FLOCK: u32 = 32;
     pub const MKDIRAT: u32 = 34;
     pub const UNLINKAT: u32 = 35;
     pub const SYMLINKAT: u32 = 36;
@@ -29,6 +30,7 @@ pub mod nr {
     pub const FSTATFS64: u32 = 44;
     pub const TRUNCATE64: u32 = 45;
     pub const FTRUNCATE64: u32 = 46;
+    pub const FALLOCATE: u32 = 47;
     pub const FACCESSAT: u32 = 48;
     pub const CHDIR: u32 = 49;
     pub const FCHDIR: u32 = 50;
@@ -49,31 +51,45 @@ pub mod nr {
     pub const PWRITE64: u32 = 68;
     pub const PREADV: u32 = 69;
     pub const PWRITEV: u32 = 70;
+    pub const SENDFILE64: u32 = 71;
+    pub const SPLICE: u32 = 76;
+    pub const TEE: u32 = 77;
     pub const READLINKAT: u32 = 78;
     pub const FSTATAT64: u32 = 79;
     pub const FSTAT64: u32 = 80;
     pub const SYNC: u32 = 81;
     pub const FSYNC: u32 = 82;
     pub const FDATASYNC: u32 = 83;
+    pub const SYNC_FILE_RANGE: u32 = 84;
     pub const EXIT: u32 = 93;
     pub const EXIT_GROUP: u32 = 94;
     pub const WAITID: u32 = 95;
     pub const SET_TID_ADDRESS: u32 = 96;
+    pub const SET_ROBUST_LIST: u32 = 99;
     pub const GETITIMER: u32 = 102;
     pub const SETITIMER: u32 = 103;
-    pub const SET_ROBUST_LIST: u32 = 99;
+    pub const SCHED_SETPARAM: u32 = 118;
+    pub const SCHED_SETSCHEDULER: u32 = 119;
+    pub const SCHED_GETSCHEDULER: u32 = 120;
+    pub const SCHED_GETPARAM: u32 = 121;
     pub const SCHED_SETAFFINITY: u32 = 122;
     pub const SCHED_GETAFFINITY: u32 = 123;
     pub const SCHED_YIELD: u32 = 124;
+    pub const SCHED_GET_PRIORITY_MAX: u32 = 125;
+    pub const SCHED_GET_PRIORITY_MIN: u32 = 126;
     pub const KILL: u32 = 129;
     pub const TKILL: u32 = 130;
     pub const TGKILL: u32 = 131;
     pub const SIGALTSTACK: u32 = 132;
-    pub const RT_SIGACTION: u32 = 134;
     pub const RT_SIGSUSPEND: u32 = 133;
+    pub const RT_SIGACTION: u32 = 134;
     pub const RT_SIGPROCMASK: u32 = 135;
     pub const RT_SIGPENDING: u32 = 136;
     pub const RT_SIGRETURN: u32 = 139;
+    pub const SETPRIORITY: u32 = 140;
+    pub const GETPRIORITY: u32 = 141;
+    pub const GETRESUID: u32 = 148;
+    pub const GETRESGID: u32 = 150;
     pub const TIMES: u32 = 153;
     pub const SETPGID: u32 = 154;
     pub const GETPGID: u32 = 155;
@@ -86,6 +102,7 @@ pub mod nr {
     pub const GETRUSAGE: u32 = 165;
     pub const UMASK: u32 = 166;
     pub const PRCTL: u32 = 167;
+    pub const GETCPU: u32 = 168;
     pub const GETPID: u32 = 172;
     pub const GETPPID: u32 = 173;
     pub const GETUID: u32 = 174;
@@ -100,6 +117,7 @@ pub mod nr {
     pub const CLONE: u32 = 220;
     pub const EXECVE: u32 = 221;
     pub const MMAP2: u32 = 222;
+    pub const FADVISE64_64: u32 = 223;
     pub const MPROTECT: u32 = 226;
     pub const MSYNC: u32 = 227;
     pub const MLOCK: u32 = 228;
@@ -107,13 +125,15 @@ pub mod nr {
     pub const MLOCKALL: u32 = 230;
     pub const MUNLOCKALL: u32 = 231;
     pub const MADVISE: u32 = 233;
-    pub const WAIT4: u32 = 260;
-    pub const PRLIMIT64: u32 = 261;
     pub const RISCV_HWPROBE: u32 = 258;
     pub const RISCV_FLUSH_ICACHE: u32 = 259;
+    pub const WAIT4: u32 = 260;
+    pub const PRLIMIT64: u32 = 261;
     pub const RENAMEAT2: u32 = 276;
     pub const GETRANDOM: u32 = 278;
+    pub const MEMFD_CREATE: u32 = 279;
     pub const MEMBARRIER: u32 = 283;
+    pub const COPY_FILE_RANGE: u32 = 285;
     pub const STATX: u32 = 291;
     pub const RSEQ: u32 = 293;
     pub const CLOCK_GETTIME64: u32 = 403;
@@ -124,6 +144,7 @@ pub mod nr {
     pub const PPOLL_TIME64: u32 = 414;
     pub const FUTEX_TIME64: u32 = 422;
     pub const CLONE3: u32 = 435;
+    pub const CLOSE_RANGE: u32 = 436;
     pub const FACCESSAT2: u32 = 439;
 }
 
@@ -331,6 +352,18 @@ impl Process {
             CHDIR => self.sys_chdir(a[0]),
             FCHDIR => self.sys_fchdir(a[0]),
             PPOLL_TIME64 => self.sys_ppoll(hart.pc, a[0], a[1], a[2], a[3], a[4]),
+            FALLOCATE => self.sys_fallocate(a[0], a[1], pair(a[2], a[3]), pair(a[4], a[5])),
+            FLOCK => self.sys_flock(a[0], a[1]),
+            FADVISE64_64 => self.sys_fadvise(a[0], pair(a[1], a[2]), pair(a[3], a[4]), a[5]),
+            SYNC_FILE_RANGE => {
+                self.sys_sync_file_range(a[0], pair(a[1], a[2]), pair(a[3], a[4]), a[5])
+            }
+            MEMFD_CREATE => self.sys_memfd_create(a[0], a[1]),
+            CLOSE_RANGE => self.sys_close_range(a[0], a[1], a[2]),
+            SENDFILE64 => self.sys_sendfile64(a[0], a[1], a[2], a[3]),
+            COPY_FILE_RANGE => self.sys_copy_range(a, false),
+            SPLICE => self.sys_copy_range(a, true),
+            TEE => self.sys_tee(a[0], a[1], a[2], a[3]),
             PSELECT6_TIME64 => self.sys_pselect6(hart.pc, a[0], [a[1], a[2], a[3]], a[4], a[5]),
             UMASK => {
                 // SAFETY: umask has no memory effects.
@@ -368,6 +401,34 @@ impl Process {
             GETSID => self.sys_getpgid_sid(a[0], true),
             SETPGID | SETSID => Err(errno(libc::EPERM)),
             GETGROUPS => Ok(0),
+            GETPRIORITY => self.sys_priority(a[0], a[1], None),
+            SETPRIORITY => self.sys_priority(a[0], a[1], Some(a[2])),
+            SCHED_GETSCHEDULER => self.sys_sched(a[0], None, 0, true),
+            SCHED_GETPARAM => self.sys_sched(a[0], None, a[1], true),
+            SCHED_SETSCHEDULER => self.sys_sched(a[0], Some(a[1]), a[2], false),
+            SCHED_SETPARAM => self.sys_sched(a[0], None, a[1], false),
+            SCHED_GET_PRIORITY_MAX | SCHED_GET_PRIORITY_MIN => {
+                // SAFETY: no memory effects.
+                let r = unsafe {
+                    if number == SCHED_GET_PRIORITY_MAX {
+                        libc::sched_get_priority_max(a[0] as i32)
+                    } else {
+                        libc::sched_get_priority_min(a[0] as i32)
+                    }
+                };
+                host_result(r as i64)
+            }
+            GETRESUID => self.sys_getres_ids([a[0], a[1], a[2]], false),
+            GETRESGID => self.sys_getres_ids([a[0], a[1], a[2]], true),
+            GETCPU => {
+                // One hart: CPU 0, node 0.
+                for va in [a[0], a[1]] {
+                    if va != 0 {
+                        self.mem.write_u32(va, 0)?;
+                    }
+                }
+                Ok(0)
+            }
             WAIT4 => self.sys_wait4(a[0], a[1], a[2], a[3]),
             CLONE => self.sys_clone(
                 hart,
