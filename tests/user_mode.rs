@@ -70,6 +70,7 @@ guest_tests! {
     fileio => ["scratch"], ExpectedEnd::Exit(0);
     pipes => [], ExpectedEnd::Exit(0);
     file_extras => [], ExpectedEnd::Exit(0);
+    sigwait => [], ExpectedEnd::Exit(0);
     mmap => ["scratch"], ExpectedEnd::Exit(0);
     malloc => [], ExpectedEnd::Exit(0);
     time => [], ExpectedEnd::Exit(0);

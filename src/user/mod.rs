@@ -493,6 +493,7 @@ impl Platform for Process {
                     code: signal::segv_code(self.mem.page_perm(trap.tval)),
                     word0: trap.tval,
                     word1: 0,
+                    word2: 0,
                 };
                 let fatal = fatal_signal(sig::SIGSEGV, pc, Some(trap.tval));
                 self.fault_signal(hart, sig::SIGSEGV, info, fatal)
@@ -503,6 +504,7 @@ impl Platform for Process {
                     code: code::BUS_ADRALN,
                     word0: trap.tval,
                     word1: 0,
+                    word2: 0,
                 };
                 let fatal = fatal_signal(sig::SIGBUS, pc, Some(trap.tval));
                 self.fault_signal(hart, sig::SIGBUS, info, fatal)
@@ -513,6 +515,7 @@ impl Platform for Process {
                     code: code::TRAP_BRKPT,
                     word0: pc,
                     word1: 0,
+                    word2: 0,
                 };
                 let fatal = fatal_signal(sig::SIGTRAP, pc, None);
                 self.fault_signal(hart, sig::SIGTRAP, info, fatal)
@@ -527,6 +530,7 @@ impl Platform for Process {
                     code: code::ILL_ILLOPC,
                     word0: pc,
                     word1: 0,
+                    word2: 0,
                 };
                 self.fault_signal(hart, sig::SIGILL, info, fatal)
                     .map(|()| Resume::Continue)

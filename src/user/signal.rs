@@ -208,6 +208,8 @@ pub struct SigInfo {
     pub word0: u32,
     /// si_uid (kill).
     pub word1: u32,
+    /// si_value (`sigqueue`).
+    pub word2: u32,
 }
 
 /// Per-process signal state.
@@ -474,6 +476,7 @@ impl Process {
             code,
             word0: self.pid,
             word1: super::syscall::host_ids()[0],
+            word2: 0,
         }
     }
 
@@ -608,6 +611,124 @@ impl Process {
         self.signals.saved_mask = Some(self.signals.mask);
         self.signals.set_mask(temp);
         Err(errno(libc::EINTR))
+    }
+
+    /// `rt_sigtimedwait_time64(set*, info*, timeout*, size)` (sigwait, sigwaitinfo,
+    /// sigtimedwait) at `pc`: take a pending signal of `set` without running its handler and
+    /// return its number (its siginfo at `info`), waiting up to `timeout` (none: forever) for
+    /// one; EAGAIN when the time is up, EINTR when a signal outside the set is delivered
+    /// meanwhile. Another thread runs while this one waits ([`SysError::WouldBlock`]).
+    pub(super) fn sys_rt_sigtimedwait(
+        &mut self,
+        pc: u32,
+        set: u32,
+        info: u32,
+        timeout: u32,
+        size: u32,
+    ) -> SysResult {
+        if size != 8 {
+            return Err(errno(libc::EINVAL));
+        }
+        let set = self.mem.read_u64(set)? & !UNBLOCKABLE;
+        let deadline = match timeout {
+            0 => None,
+            va => {
+                let t = super::syscall::read_timespec(&self.mem, va)?;
+                let t = std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32);
+                Some(self.threads.retry_deadline(pc, t))
+            }
+        };
+        loop {
+            self.signals.collect_host();
+            let waiting = self.signals.pending & set;
+            if waiting != 0 {
+                let signo = waiting.trailing_zeros() as i32 + 1;
+                self.signals.pending &= !bit(signo);
+                let i = self.signals.info[signo as usize];
+                if info != 0 {
+                    let mut b = [0u8; 128];
+                    b[0..4].copy_from_slice(&signo.to_le_bytes());
+                    b[8..12].copy_from_slice(&i.code.to_le_bytes());
+                    b[12..16].copy_from_slice(&i.word0.to_le_bytes());
+                    b[16..20].copy_from_slice(&i.word1.to_le_bytes());
+                    b[20..24].copy_from_slice(&i.word2.to_le_bytes());
+                    self.mem.write(info, &b)?;
+                }
+                return Ok(signo as u32);
+            }
+            if self.signals.next_deliverable(self.signals.mask).is_some() {
+                return Err(errno(libc::EINTR));
+            }
+            let now = std::time::Instant::now();
+            let left = deadline.map(|d| d.saturating_duration_since(now));
+            if left.is_some_and(|l| l.is_zero()) {
+                return Err(errno(libc::EAGAIN));
+            }
+            // Wait on the host until the deadline, or until another thread needs the hart.
+            let (wait, give_way) = match (left, self.wait_limit) {
+                (l, Some(_)) if l.is_none_or(|l| l > self.wait_left()) => {
+                    (Some(self.wait_left()), true)
+                }
+                (l, _) => (l, false),
+            };
+            let ts = wait.map(super::syscall::timespec_of);
+            let ts_ptr = ts
+                .as_ref()
+                .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+            // The set's signals are open on the host while it waits (the mask `set` leaves).
+            let open = self.signals.mask & !set;
+            // SAFETY: no descriptors; the timeout is a valid timespec or NULL.
+            let waited = self.wait_for_signals(open, |mask| unsafe {
+                libc::ppoll(std::ptr::null_mut(), 0, ts_ptr, mask)
+            });
+            if give_way && matches!(waited, Ok(0)) {
+                if let Some(d) = deadline {
+                    self.threads.retry_until(pc, d);
+                }
+                return Err(SysError::WouldBlock);
+            }
+        }
+    }
+
+    /// `rt_sigqueueinfo(pid, sig, info*)` and `rt_tgsigqueueinfo(tgid, tid, sig, info*)`
+    /// (`sigqueue`): to this process, the signal pends with the guest's si_code and si_value;
+    /// to another process, the host queues it with the value.
+    pub(super) fn sys_rt_sigqueueinfo(&mut self, pid: u32, signo: u32, info: u32) -> SysResult {
+        let mut b = [0u8; 24];
+        self.mem.read(info, &mut b)?;
+        let word = |off: usize| u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]]);
+        let code = word(8) as i32;
+        let signo = signo as i32;
+        if pid == self.pid || self.threads.has(pid) {
+            return self.signal_self(
+                signo,
+                SigInfo {
+                    code,
+                    word0: word(12),
+                    word1: word(16),
+                    word2: word(20),
+                },
+            );
+        }
+        // To another process, only the kernel may claim to be the kernel or `tkill` (as
+        // Linux checks).
+        if code >= 0 || code == code::SI_TKILL {
+            return Err(errno(libc::EPERM));
+        }
+        if !(1..=sig::NSIG).contains(&signo) {
+            return Err(errno(libc::EINVAL));
+        }
+        // SAFETY: sigqueue only reads its arguments.
+        let r = unsafe {
+            libc::sigqueue(
+                pid as i32,
+                signo,
+                libc::sigval {
+                    sival_ptr: word(20) as usize as *mut libc::c_void,
+                },
+            )
+        };
+        host_result(r as i64)
     }
 
     /// Run a host call that may block, such that a signal for the guest cannot be missed:
@@ -847,6 +968,7 @@ impl Process {
         put(frame::SIGINFO + 8, &info.code.to_le_bytes());
         put(frame::SIGINFO + 12, &info.word0.to_le_bytes());
         put(frame::SIGINFO + 16, &info.word1.to_le_bytes());
+        put(frame::SIGINFO + 20, &info.word2.to_le_bytes());
         if let Some((base, size)) = self.signals.alt_stack {
             put(frame::UC_STACK, &base.to_le_bytes());
             put(frame::UC_STACK + 8, &size.to_le_bytes());
@@ -980,7 +1102,11 @@ fn host_sigset(mask: u64) -> libc::sigset_t {
 pub fn restartable(number: u32) -> bool {
     !matches!(
         number,
-        nr::RT_SIGSUSPEND | nr::PPOLL_TIME64 | nr::PSELECT6_TIME64 | nr::CLOCK_NANOSLEEP_TIME64
+        nr::RT_SIGSUSPEND
+            | nr::RT_SIGTIMEDWAIT_TIME64
+            | nr::PPOLL_TIME64
+            | nr::PSELECT6_TIME64
+            | nr::CLOCK_NANOSLEEP_TIME64
     )
 }
 

@@ -85,6 +85,7 @@ pub mod nr {
     pub const RT_SIGACTION: u32 = 134;
     pub const RT_SIGPROCMASK: u32 = 135;
     pub const RT_SIGPENDING: u32 = 136;
+    pub const RT_SIGQUEUEINFO: u32 = 138;
     pub const RT_SIGRETURN: u32 = 139;
     pub const SETPRIORITY: u32 = 140;
     pub const GETPRIORITY: u32 = 141;
@@ -125,6 +126,7 @@ pub mod nr {
     pub const MLOCKALL: u32 = 230;
     pub const MUNLOCKALL: u32 = 231;
     pub const MADVISE: u32 = 233;
+    pub const RT_TGSIGQUEUEINFO: u32 = 240;
     pub const RISCV_HWPROBE: u32 = 258;
     pub const RISCV_FLUSH_ICACHE: u32 = 259;
     pub const WAIT4: u32 = 260;
@@ -142,6 +144,7 @@ pub mod nr {
     pub const UTIMENSAT_TIME64: u32 = 412;
     pub const PSELECT6_TIME64: u32 = 413;
     pub const PPOLL_TIME64: u32 = 414;
+    pub const RT_SIGTIMEDWAIT_TIME64: u32 = 421;
     pub const FUTEX_TIME64: u32 = 422;
     pub const CLONE3: u32 = 435;
     pub const CLOSE_RANGE: u32 = 436;
@@ -447,6 +450,10 @@ impl Process {
             RT_SIGPROCMASK => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
             SIGALTSTACK => self.sys_sigaltstack(hart, a[0], a[1]),
             RT_SIGSUSPEND => self.sys_rt_sigsuspend(a[0], a[1]),
+            RT_SIGTIMEDWAIT_TIME64 => self.sys_rt_sigtimedwait(hart.pc, a[0], a[1], a[2], a[3]),
+            RT_SIGQUEUEINFO => self.sys_rt_sigqueueinfo(a[0], a[1], a[2]),
+            RT_TGSIGQUEUEINFO if a[0] == self.pid => self.sys_rt_sigqueueinfo(a[1], a[2], a[3]),
+            RT_TGSIGQUEUEINFO => Err(errno(libc::ESRCH)),
             RT_SIGPENDING => self.sys_rt_sigpending(a[0], a[1]),
             GETITIMER => self.sys_itimer(a[0], 0, a[1]),
             SETITIMER => self.sys_itimer(a[0], a[1], a[2]),
