@@ -708,6 +708,14 @@ fn random_syscall_arguments_never_panic() {
         nr::RISCV_FLUSH_ICACHE,
         nr::PPOLL_TIME64,
         nr::PSELECT6_TIME64,
+        nr::RT_SIGTIMEDWAIT_TIME64,
+        nr::GETPRIORITY,
+        nr::SCHED_GETPARAM,
+        nr::SCHED_GETSCHEDULER,
+        nr::GETRESUID,
+        nr::GETRESGID,
+        nr::GETCPU,
+        nr::CLOSE_RANGE,
         4321,
     ];
     let mut rng = Rng(0x1234_5678_9abc_def1);
@@ -735,13 +743,19 @@ fn random_syscall_arguments_never_panic() {
         if number == nr::RT_SIGPROCMASK {
             args[0] = 0; // only block: nothing becomes deliverable
         }
-        if matches!(number, nr::PPOLL_TIME64 | nr::PSELECT6_TIME64) {
+        if matches!(
+            number,
+            nr::PPOLL_TIME64 | nr::PSELECT6_TIME64 | nr::RT_SIGTIMEDWAIT_TIME64
+        ) {
             // A zero timeout (no waiting), the random fds and sets otherwise. A random
             // munmap or mprotect may have taken the buffer: then not this time.
             if p.mem.write(buf, &[0; 16]).is_err() {
                 continue;
             }
-            args[if number == nr::PPOLL_TIME64 { 2 } else { 4 }] = buf;
+            args[match number {
+                nr::PPOLL_TIME64 | nr::RT_SIGTIMEDWAIT_TIME64 => 2,
+                _ => 4,
+            }] = buf;
         }
         let pc = h.pc;
         h.x[10..16].copy_from_slice(&args);
