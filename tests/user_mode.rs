@@ -71,6 +71,7 @@ guest_tests! {
     pipes => [], ExpectedEnd::Exit(0);
     file_extras => [], ExpectedEnd::Exit(0);
     sigwait => [], ExpectedEnd::Exit(0);
+    timers => [], ExpectedEnd::Exit(0);
     mmap => ["scratch"], ExpectedEnd::Exit(0);
     malloc => [], ExpectedEnd::Exit(0);
     time => [], ExpectedEnd::Exit(0);

@@ -33,6 +33,7 @@ mod signal;
 mod stack;
 mod syscall;
 mod threads;
+mod timers;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -217,6 +218,8 @@ pub struct Process {
     /// While a syscall runs: until when it may keep the host thread waiting before another
     /// guest thread needs the hart (`None`: no other thread could run meanwhile).
     wait_limit: Option<std::time::Instant>,
+    /// The host ids of the guest's POSIX timers (`timer_create`), deleted at `execve`.
+    posix_timers: Vec<i32>,
 }
 
 impl Process {
@@ -254,6 +257,7 @@ impl Process {
             unchecked: false,
             threads: threads::Threads::new(std::process::id()),
             wait_limit: None,
+            posix_timers: Vec::new(),
         };
         host_fault::watch(process.mem.host_range());
         process.unchecked = process.may_skip_memory_checks();

@@ -167,8 +167,9 @@ impl Process {
         if pid == 0 {
             self.pid = std::process::id();
             self.forked = true;
-            // Only the thread that forked goes on in the child.
+            // Only the thread that forked goes on in the child, without the POSIX timers.
             self.threads.keep_only_running(self.pid);
+            self.posix_timers.clear();
             if stack != 0 {
                 hart.x[2] = stack;
             }
@@ -338,6 +339,7 @@ impl Process {
         super::host_fault::watch(self.mem.host_range());
         self.user_level_code = image.user_level_code;
         self.fds.close_on_exec();
+        self.delete_timers_for_exec();
         self.reset_signals_for_exec();
         self.exe_path = std::fs::canonicalize(&program).unwrap_or(program);
         self.args = args;

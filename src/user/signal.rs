@@ -160,6 +160,11 @@ const fn forwarded(signo: i32) -> bool {
         )
 }
 
+/// Whether host signal `signo` reaches the guest ([`forwarded`]).
+pub fn is_forwarded(signo: i32) -> bool {
+    forwarded(signo)
+}
+
 /// The mask bits of every forwarded signal.
 const FORWARDED: u64 = {
     let mut set = 0u64;

@@ -61,6 +61,7 @@ pub mod nr {
     pub const FSYNC: u32 = 82;
     pub const FDATASYNC: u32 = 83;
     pub const SYNC_FILE_RANGE: u32 = 84;
+    pub const TIMERFD_CREATE: u32 = 85;
     pub const EXIT: u32 = 93;
     pub const EXIT_GROUP: u32 = 94;
     pub const WAITID: u32 = 95;
@@ -68,6 +69,9 @@ pub mod nr {
     pub const SET_ROBUST_LIST: u32 = 99;
     pub const GETITIMER: u32 = 102;
     pub const SETITIMER: u32 = 103;
+    pub const TIMER_CREATE: u32 = 107;
+    pub const TIMER_GETOVERRUN: u32 = 109;
+    pub const TIMER_DELETE: u32 = 111;
     pub const SCHED_SETPARAM: u32 = 118;
     pub const SCHED_SETSCHEDULER: u32 = 119;
     pub const SCHED_GETSCHEDULER: u32 = 120;
@@ -141,6 +145,10 @@ pub mod nr {
     pub const CLOCK_GETTIME64: u32 = 403;
     pub const CLOCK_GETRES_TIME64: u32 = 406;
     pub const CLOCK_NANOSLEEP_TIME64: u32 = 407;
+    pub const TIMER_GETTIME64: u32 = 408;
+    pub const TIMER_SETTIME64: u32 = 409;
+    pub const TIMERFD_GETTIME64: u32 = 410;
+    pub const TIMERFD_SETTIME64: u32 = 411;
     pub const UTIMENSAT_TIME64: u32 = 412;
     pub const PSELECT6_TIME64: u32 = 413;
     pub const PPOLL_TIME64: u32 = 414;
@@ -457,6 +465,14 @@ impl Process {
             RT_SIGPENDING => self.sys_rt_sigpending(a[0], a[1]),
             GETITIMER => self.sys_itimer(a[0], 0, a[1]),
             SETITIMER => self.sys_itimer(a[0], a[1], a[2]),
+            TIMERFD_CREATE => self.sys_timerfd_create(a[0], a[1]),
+            TIMERFD_SETTIME64 => self.sys_timerfd_settime(a[0], a[1], a[2], a[3]),
+            TIMERFD_GETTIME64 => self.sys_timerfd_gettime(a[0], a[1]),
+            TIMER_CREATE => self.sys_timer_create(a[0], a[1], a[2]),
+            TIMER_SETTIME64 => self.sys_timer_settime(a[0], a[1], a[2], a[3]),
+            TIMER_GETTIME64 => self.sys_timer_gettime(a[0], a[1]),
+            TIMER_GETOVERRUN => self.sys_timer_id_call(a[0], false),
+            TIMER_DELETE => self.sys_timer_id_call(a[0], true),
             UNAME => {
                 self.mem.write(a[0], &encode_utsname())?;
                 Ok(0)
