@@ -607,11 +607,21 @@ impl Process {
         }
         let temp = self.mem.read_u64(set)? & !UNBLOCKABLE;
         while self.signals.next_deliverable(temp).is_none() {
-            // SAFETY: no descriptors and no timeout: ppoll only waits for a signal, with the
-            // mask `wait_for_signals` hands over.
-            let _ = self.wait_for_signals(temp, |mask| unsafe {
-                libc::ppoll(std::ptr::null_mut(), 0, std::ptr::null(), mask)
+            // Another thread may need the hart: wait only until then, and give way.
+            let limit = self
+                .wait_limit
+                .map(|_| super::syscall::timespec_of(self.wait_left()));
+            let ts_ptr = limit
+                .as_ref()
+                .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+            // SAFETY: no descriptors and a valid timeout or none: ppoll only waits for a
+            // signal, with the mask `wait_for_signals` hands over.
+            let waited = self.wait_for_signals(temp, |mask| unsafe {
+                libc::ppoll(std::ptr::null_mut(), 0, ts_ptr, mask)
             });
+            if limit.is_some() && matches!(waited, Ok(0)) {
+                return Err(SysError::WouldBlock);
+            }
         }
         self.signals.saved_mask = Some(self.signals.mask);
         self.signals.set_mask(temp);

@@ -5,7 +5,8 @@
 //! syscalls that give way (a futex wait, a sleep, `sched_yield`, a thread's `exit`, and a
 //! syscall that would block the host thread: a read of an empty pipe or terminal, a write to
 //! a full pipe, `ppoll`/`pselect6` with nothing ready, `wait4`/`waitid` with no child
-//! to report, which runs again on the thread's next turn). With one host
+//! to report, `rt_sigsuspend` and `rt_sigtimedwait` with no signal, which runs again on the
+//! thread's next turn). With one host
 //! thread every guest load, store and atomic sequence is as atomic as on one CPU, an LR/SC
 //! pair loses its reservation at a switch (as the kernel's trap return makes an SC fail), and
 //! a run depends only on its inputs.
@@ -13,8 +14,8 @@
 //! Each thread has its own signal mask (a thread that exits blocks every signal first, as
 //! musl's `pthread_exit` does, and that must not outlive it). Not modelled: signal delivery to
 //! one thread (a signal sent to any thread of the process goes to the running one, when its
-//! mask lets it), other host syscalls that block (`rt_sigsuspend`, an `open` of a FIFO, a
-//! write of more than a pipe's free space) hold every thread.
+//! mask lets it), other host syscalls that block (an `open` of a FIFO, a write of more than
+//! a pipe's free space) hold every thread.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -3,7 +3,8 @@
  * sigqueue), sigtimedwait timing out (EAGAIN) and with a zero timeout, a signal outside the
  * set whose handler runs during the wait (musl then waits on; the handler sends the signal
  * that ends the wait), sigqueue to an unblocked SA_SIGINFO
- * handler, and a thread in sigwait woken by a signal another thread sends. */
+ * handler, a thread in sigwait woken by a signal another thread sends, and a thread in
+ * sigsuspend while the main thread sleeps, then signals it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +27,18 @@ static void on_usr2(int signo, siginfo_t *info, void *ctx) {
 static void on_alarm(int signo) {
     alarm_seen = signo;
     kill(getpid(), SIGUSR1);
+}
+
+static volatile sig_atomic_t suspended_handled;
+
+static void on_usr2_plain(int signo) {
+    suspended_handled = signo;
+}
+
+static void *suspender(void *arg) {
+    sigset_t *open_mask = arg;
+    int r = sigsuspend(open_mask);
+    return (void *)(long)(r == -1 && errno == EINTR ? suspended_handled : -1);
 }
 
 static void *waiter(void *arg) {
@@ -104,6 +117,20 @@ int main(void) {
     void *got;
     pthread_join(th, &got);
     printf("thread in sigwait: got %s\n", (long)got == SIGUSR1 ? "SIGUSR1" : "other");
+
+    /* SIGUSR2 blocked everywhere but in the thread's sigsuspend. */
+    signal(SIGUSR2, on_usr2_plain);
+    sigset_t usr2, suspend_mask;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &usr2, NULL);
+    sigprocmask(SIG_BLOCK, NULL, &suspend_mask);
+    sigdelset(&suspend_mask, SIGUSR2);
+    pthread_create(&th, NULL, suspender, &suspend_mask);
+    usleep(20 * 1000); /* the thread suspends first */
+    kill(getpid(), SIGUSR2);
+    pthread_join(th, &got);
+    printf("thread in sigsuspend: handler ran %s\n", (long)got == SIGUSR2 ? "yes" : "no");
 
     sigprocmask(SIG_SETMASK, &old, NULL);
     printf("failures=%d\n", guest_failures);
