@@ -69,6 +69,7 @@ guest_tests! {
     stdio => [], ExpectedEnd::Exit(0);
     fileio => ["scratch"], ExpectedEnd::Exit(0);
     pipes => [], ExpectedEnd::Exit(0);
+    sockets => [], ExpectedEnd::Exit(0);
     file_extras => [], ExpectedEnd::Exit(0);
     sigwait => [], ExpectedEnd::Exit(0);
     timers => [], ExpectedEnd::Exit(0);

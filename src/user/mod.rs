@@ -26,6 +26,7 @@ mod loader;
 mod mem;
 mod misaligned;
 mod mman;
+mod net;
 mod proc;
 mod procfs;
 mod regions;

@@ -1119,6 +1119,8 @@ pub fn restartable(number: u32) -> bool {
         number,
         nr::RT_SIGSUSPEND
             | nr::RT_SIGTIMEDWAIT_TIME64
+            | nr::EPOLL_PWAIT
+            | nr::EPOLL_PWAIT2
             | nr::PPOLL_TIME64
             | nr::PSELECT6_TIME64
             | nr::CLOCK_NANOSLEEP_TIME64

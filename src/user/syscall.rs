@@ -17,6 +17,10 @@ use super::Process;
 /// Syscall numbers (asm-generic, as used by riscv32).
 pub mod nr {
     pub const GETCWD: u32 = 17;
+    pub const EVENTFD2: u32 = 19;
+    pub const EPOLL_CREATE1: u32 = 20;
+    pub const EPOLL_CTL: u32 = 21;
+    pub const EPOLL_PWAIT: u32 = 22;
     pub const DUP: u32 = 23;
     pub const DUP3: u32 = 24;
     pub const FCNTL64: u32 = 25;
@@ -116,6 +120,21 @@ pub mod nr {
     pub const GETEGID: u32 = 177;
     pub const GETTID: u32 = 178;
     pub const SYSINFO: u32 = 179;
+    pub const SOCKET: u32 = 198;
+    pub const SOCKETPAIR: u32 = 199;
+    pub const BIND: u32 = 200;
+    pub const LISTEN: u32 = 201;
+    pub const ACCEPT: u32 = 202;
+    pub const CONNECT: u32 = 203;
+    pub const GETSOCKNAME: u32 = 204;
+    pub const GETPEERNAME: u32 = 205;
+    pub const SENDTO: u32 = 206;
+    pub const RECVFROM: u32 = 207;
+    pub const SETSOCKOPT: u32 = 208;
+    pub const GETSOCKOPT: u32 = 209;
+    pub const SHUTDOWN: u32 = 210;
+    pub const SENDMSG: u32 = 211;
+    pub const RECVMSG: u32 = 212;
     pub const BRK: u32 = 214;
     pub const MUNMAP: u32 = 215;
     pub const MREMAP: u32 = 216;
@@ -131,10 +150,12 @@ pub mod nr {
     pub const MUNLOCKALL: u32 = 231;
     pub const MADVISE: u32 = 233;
     pub const RT_TGSIGQUEUEINFO: u32 = 240;
+    pub const ACCEPT4: u32 = 242;
     pub const RISCV_HWPROBE: u32 = 258;
     pub const RISCV_FLUSH_ICACHE: u32 = 259;
     pub const WAIT4: u32 = 260;
     pub const PRLIMIT64: u32 = 261;
+    pub const SENDMMSG: u32 = 269;
     pub const RENAMEAT2: u32 = 276;
     pub const GETRANDOM: u32 = 278;
     pub const MEMFD_CREATE: u32 = 279;
@@ -152,11 +173,13 @@ pub mod nr {
     pub const UTIMENSAT_TIME64: u32 = 412;
     pub const PSELECT6_TIME64: u32 = 413;
     pub const PPOLL_TIME64: u32 = 414;
+    pub const RECVMMSG_TIME64: u32 = 417;
     pub const RT_SIGTIMEDWAIT_TIME64: u32 = 421;
     pub const FUTEX_TIME64: u32 = 422;
     pub const CLONE3: u32 = 435;
     pub const CLOSE_RANGE: u32 = 436;
     pub const FACCESSAT2: u32 = 439;
+    pub const EPOLL_PWAIT2: u32 = 441;
 }
 
 /// Why a syscall did not return a value.
@@ -503,6 +526,7 @@ impl Process {
                 tracing::warn!(number, "not supported in user mode");
                 Err(errno(libc::ENOSYS))
             }
+            n if super::net::is_net(n) => self.sys_net(n, a),
             _ => {
                 tracing::warn!(number, pc = hart.pc, "unimplemented syscall");
                 Err(errno(libc::ENOSYS))
@@ -908,8 +932,9 @@ impl Process {
     }
 
     /// Whether syscall `number` can run now without keeping the host thread waiting past
-    /// `wait_limit` (when another thread needs the hart): a read (`read`, `readv`) or write
-    /// (`write`, `writev`) of a descriptor in blocking mode that becomes ready by then, or a
+    /// `wait_limit` (when another thread needs the hart): a read (`read`, `readv`, a socket's
+    /// receive or accept) or write (`write`, `writev`, a socket's send) of a descriptor in
+    /// blocking mode that becomes ready by then, or a
     /// `wait4`/`waitid` that has a child to report (or an error) by then. `ppoll` and
     /// `pselect6` shorten their own host wait ([`Self::host_poll_timeout`]); other calls run.
     fn ready_by_wait_limit(&self, number: u32, a: [u32; 6]) -> bool {
@@ -917,7 +942,10 @@ impl Process {
             nr::READ | nr::READV => libc::POLLIN,
             nr::WRITE | nr::WRITEV => libc::POLLOUT,
             nr::WAIT4 | nr::WAITID => return self.child_to_report_by_wait_limit(number, a),
-            _ => return true,
+            n => match super::net::blocking_events(n, a) {
+                Some(events) => events,
+                None => return true,
+            },
         };
         let Ok(host) = self.fds.host(a[0]) else {
             return true;
