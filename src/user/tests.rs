@@ -716,6 +716,18 @@ fn random_syscall_arguments_never_panic() {
         nr::GETRESGID,
         nr::GETCPU,
         nr::CLOSE_RANGE,
+        nr::SOCKET,
+        nr::SOCKETPAIR,
+        nr::GETSOCKNAME,
+        nr::GETPEERNAME,
+        nr::SETSOCKOPT,
+        nr::GETSOCKOPT,
+        nr::SHUTDOWN,
+        nr::SENDMSG,
+        nr::EPOLL_CREATE1,
+        nr::EPOLL_CTL,
+        nr::EPOLL_PWAIT,
+        nr::EVENTFD2,
         4321,
     ];
     let mut rng = Rng(0x1234_5678_9abc_def1);
@@ -742,6 +754,12 @@ fn random_syscall_arguments_never_panic() {
         }
         if number == nr::RT_SIGPROCMASK {
             args[0] = 0; // only block: nothing becomes deliverable
+        }
+        if number == nr::SENDMSG {
+            args[2] |= 0x40; // MSG_DONTWAIT: a full socket buffer fails instead of waiting
+        }
+        if number == nr::EPOLL_PWAIT {
+            args[3] = 0; // no waiting
         }
         if matches!(
             number,
