@@ -937,11 +937,21 @@ impl Process {
         // SAFETY: `host` has room for two fds.
         let r = unsafe { libc::pipe2(host.as_mut_ptr(), (flags | O_CLOEXEC) as i32) };
         host_result(r as i64)?;
+        self.install_fd_pair(host, flags & O_CLOEXEC != 0, fds_out)
+    }
+
+    /// Give the two host fds a host call (`pipe2`, `socketpair`) just created guest numbers
+    /// (close-on-exec if `cloexec`) and write those to the guest's `int[2]` at `out_va`.
+    pub(super) fn install_fd_pair(
+        &mut self,
+        host: [i32; 2],
+        cloexec: bool,
+        out_va: u32,
+    ) -> SysResult {
         // SAFETY: both fds were just created and are owned by nobody else.
-        let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(host[0]), OwnedFd::from_raw_fd(host[1])) };
-        let cloexec = flags & O_CLOEXEC != 0;
-        let g0 = self.fds.insert(rd, cloexec, 0)?;
-        let g1 = match self.fds.insert(wr, cloexec, 0) {
+        let (a, b) = unsafe { (OwnedFd::from_raw_fd(host[0]), OwnedFd::from_raw_fd(host[1])) };
+        let g0 = self.fds.insert(a, cloexec, 0)?;
+        let g1 = match self.fds.insert(b, cloexec, 0) {
             Ok(fd) => fd,
             Err(e) => {
                 let _ = self.fds.close(g0);
@@ -951,7 +961,7 @@ impl Process {
         let mut out = [0u8; 8];
         out[..4].copy_from_slice(&g0.to_le_bytes());
         out[4..].copy_from_slice(&g1.to_le_bytes());
-        self.mem.write(fds_out, &out)?;
+        self.mem.write(out_va, &out)?;
         Ok(0)
     }
 

@@ -133,6 +133,16 @@ pub(super) fn blocking_events(number: u32, a: [u32; 6]) -> Option<i16> {
     (flags & MSG_DONTWAIT == 0).then_some(events)
 }
 
+/// The host `mmsghdr`s of `msgs` (for sendmmsg/recvmmsg), pointing into their buffers.
+fn raw_mmsgs(msgs: &mut [HostMsg]) -> Vec<libc::mmsghdr> {
+    msgs.iter_mut()
+        .map(|m| libc::mmsghdr {
+            msg_hdr: m.raw(),
+            msg_len: 0,
+        })
+        .collect()
+}
+
 /// Take ownership of the fd a host call just returned (or its error).
 fn owned_fd(r: i64) -> Result<OwnedFd, SysError> {
     let fd = host_result(r)? as RawFd;
@@ -576,22 +586,7 @@ impl Process {
             )
         };
         host_result(r as i64)?;
-        // SAFETY: both fds were just created and nothing else owns them.
-        let (a, b) = unsafe { (OwnedFd::from_raw_fd(host[0]), OwnedFd::from_raw_fd(host[1])) };
-        let cloexec = ty & SOCK_CLOEXEC != 0;
-        let g0 = self.fds.insert(a, cloexec, 0)?;
-        let g1 = match self.fds.insert(b, cloexec, 0) {
-            Ok(fd) => fd,
-            Err(e) => {
-                let _ = self.fds.close(g0);
-                return Err(e);
-            }
-        };
-        let mut out = [0u8; 8];
-        out[..4].copy_from_slice(&g0.to_le_bytes());
-        out[4..].copy_from_slice(&g1.to_le_bytes());
-        self.mem.write(sv, &out)?;
-        Ok(0)
+        self.install_fd_pair(host, ty & SOCK_CLOEXEC != 0, sv)
     }
 
     /// A socket address argument: `len` bytes (at most 128, else EINVAL) at `va`, in a
@@ -1137,13 +1132,7 @@ impl Process {
         if msgs.is_empty() {
             return Ok(0);
         }
-        let mut raw: Vec<libc::mmsghdr> = msgs
-            .iter_mut()
-            .map(|m| libc::mmsghdr {
-                msg_hdr: m.raw(),
-                msg_len: 0,
-            })
-            .collect();
+        let mut raw = raw_mmsgs(&mut msgs);
         // SAFETY: every header points into `msgs`' buffers and guest memory checked
         // readable; `raw` holds `raw.len()` headers.
         let r = unsafe {
@@ -1181,13 +1170,7 @@ impl Process {
         if msgs.is_empty() {
             return Ok(0);
         }
-        let mut raw: Vec<libc::mmsghdr> = msgs
-            .iter_mut()
-            .map(|m| libc::mmsghdr {
-                msg_hdr: m.raw(),
-                msg_len: 0,
-            })
-            .collect();
+        let mut raw = raw_mmsgs(&mut msgs);
         let ts_ptr = ts
             .as_mut()
             .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
