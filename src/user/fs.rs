@@ -893,6 +893,41 @@ impl Process {
         self.fds.insert(owned, flags & libc::MFD_CLOEXEC != 0, 0)
     }
 
+    /// `inotify_init1(flags)`: a host inotify descriptor; its events (`struct inotify_event`:
+    /// three 32-bit fields, a length and the name) read the same on the guest.
+    pub(super) fn sys_inotify_init1(&mut self, flags: u32) -> SysResult {
+        let flags = flags as i32;
+        if flags & !(libc::IN_CLOEXEC | libc::IN_NONBLOCK) != 0 {
+            return Err(errno(libc::EINVAL));
+        }
+        // SAFETY: no memory effects; the new fd is owned by nobody else.
+        let fd = unsafe { libc::inotify_init1(flags | libc::IN_CLOEXEC) };
+        host_result(fd as i64)?;
+        // SAFETY: the fd was just created.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        self.fds.insert(owned, flags & libc::IN_CLOEXEC != 0, 0)
+    }
+
+    /// `inotify_add_watch(fd, path, mask)` / `inotify_rm_watch(fd, wd)`.
+    pub(super) fn sys_inotify_watch(
+        &mut self,
+        fd: u32,
+        path_or_wd: u32,
+        mask: Option<u32>,
+    ) -> SysResult {
+        let host = self.fds.host(fd)?;
+        let r = match mask {
+            Some(mask) => {
+                let path = self.guest_path(path_or_wd)?;
+                // SAFETY: a NUL-terminated path.
+                unsafe { libc::inotify_add_watch(host, path.as_ptr(), mask) }
+            }
+            // SAFETY: no memory effects.
+            None => unsafe { libc::inotify_rm_watch(host, path_or_wd as i32) },
+        };
+        host_result(r as i64)
+    }
+
     pub(super) fn sys_close_range(&mut self, first: u32, last: u32, flags: u32) -> SysResult {
         const CLOSE_RANGE_UNSHARE: u32 = 2;
         const CLOSE_RANGE_CLOEXEC: u32 = 4;

@@ -24,6 +24,9 @@ pub mod nr {
     pub const DUP: u32 = 23;
     pub const DUP3: u32 = 24;
     pub const FCNTL64: u32 = 25;
+    pub const INOTIFY_INIT1: u32 = 26;
+    pub const INOTIFY_ADD_WATCH: u32 = 27;
+    pub const INOTIFY_RM_WATCH: u32 = 28;
     pub const IOCTL: u32 = 29;
     pub const FLOCK: u32 = 32;
     pub const MKDIRAT: u32 = 34;
@@ -393,6 +396,9 @@ impl Process {
                 self.sys_sync_file_range(a[0], pair(a[1], a[2]), pair(a[3], a[4]), a[5])
             }
             MEMFD_CREATE => self.sys_memfd_create(a[0], a[1]),
+            INOTIFY_INIT1 => self.sys_inotify_init1(a[0]),
+            INOTIFY_ADD_WATCH => self.sys_inotify_watch(a[0], a[1], Some(a[2])),
+            INOTIFY_RM_WATCH => self.sys_inotify_watch(a[0], a[1], None),
             CLOSE_RANGE => self.sys_close_range(a[0], a[1], a[2]),
             SENDFILE64 => self.sys_sendfile64(a[0], a[1], a[2], a[3]),
             COPY_FILE_RANGE => self.sys_copy_range(a, false),

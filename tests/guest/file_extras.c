@@ -2,7 +2,8 @@
  * posix_fadvise, sync_file_range, memfd_create (written, mapped shared, read back),
  * close_range (closing and marking close-on-exec), sendfile, copy_file_range, splice and tee
  * through pipes (with and without offsets), getpriority/setpriority, the sched_* queries,
- * getresuid/getresgid and sched_getcpu. Prints only facts that do not depend on the host. */
+ * getresuid/getresgid, sched_getcpu and inotify (a watched directory reports a created and a
+ * deleted file). Prints only facts that do not depend on the host. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
@@ -142,6 +144,35 @@ int main(void) {
     printf("getresgid: %d, as getgid/getegid %d\n", getresgid(&rg, &eg, &sg),
            rg == getgid() && eg == getegid() && sg == eg);
     printf("sched_getcpu: %s\n", sched_getcpu() >= 0 ? "a cpu" : "error");
+
+    char dir[] = "/tmp/rv32vm-inotify-XXXXXX";
+    check(mkdtemp(dir) != NULL, "mkdtemp");
+    int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    check(in >= 0, "inotify_init1");
+    int wd = inotify_add_watch(in, dir, IN_CREATE | IN_DELETE);
+    check(wd >= 0, "inotify_add_watch");
+    char file[64];
+    snprintf(file, sizeof file, "%s/made", dir);
+    close(open(file, O_CREAT | O_WRONLY, 0600));
+    unlink(file);
+    char events[512] __attribute__((aligned(8)));
+    n = read(in, events, sizeof events);
+    int created = 0, deleted = 0;
+    for (char *p = events; n > 0 && p < events + n;) {
+        struct inotify_event *e = (struct inotify_event *)p;
+        if (e->wd == wd && e->len && strcmp(e->name, "made") == 0) {
+            created += (e->mask & IN_CREATE) != 0;
+            deleted += (e->mask & IN_DELETE) != 0;
+        }
+        p += sizeof *e + e->len;
+    }
+    printf("inotify: created %d, deleted %d\n", created, deleted);
+    errno = 0;
+    n = read(in, events, sizeof events);
+    printf("inotify with nothing new: %zd %s\n", n, errno == EAGAIN ? "EAGAIN" : strerror(errno));
+    printf("inotify_rm_watch: %d, again: %d\n", inotify_rm_watch(in, wd), inotify_rm_watch(in, wd));
+    close(in);
+    rmdir(dir);
     printf("failures=%d\n", guest_failures);
     return guest_failures ? 1 : 0;
 }
