@@ -152,9 +152,11 @@ mod tests {
         let b = m.allocate(3 << 20, 4096).expect("memory") as usize;
         let c = m.allocate(10, 64).expect("memory") as usize;
         assert_eq!((a % 16, b % 4096, c % 64), (0, 0, 0));
+        // `near_mapping` measures from the anchor's page and may use its lowest address
+        // (`REACH` below it) once earlier searches walked the whole range down.
         for p in [a, b, c] {
             assert!(
-                p.abs_diff(anchor()) < REACH,
+                p.abs_diff(anchor() & !0xfff) <= REACH,
                 "{p:#x} out of reach of the executable"
             );
         }
