@@ -835,7 +835,7 @@ impl Process {
         let deadline = start + duration;
         if self.threads.has_others() {
             // The other threads run meanwhile (a signal does not cut this sleep short).
-            let wake_at = Instant::now() + duration;
+            let wake_at = threads::deadline_after(duration);
             self.threads
                 .give_way(threads::GiveWay::Wait(threads::FutexWait::sleep(wake_at)));
             return Ok(0);

@@ -175,7 +175,7 @@ impl Threads {
     pub fn retry_deadline(&self, pc: u32, timeout: Duration) -> Instant {
         match self.retry {
             Some(r) if r.pc == pc => r.deadline,
-            _ => Instant::now() + timeout,
+            _ => deadline_after(timeout),
         }
     }
 
@@ -399,6 +399,14 @@ impl Threads {
     }
 }
 
+/// The instant `d` from now; a guest's timeout too long for an `Instant` (which panics on
+/// overflow) waits a century instead.
+pub fn deadline_after(d: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    let now = Instant::now();
+    now.checked_add(d.min(CENTURY)).unwrap_or(now)
+}
+
 /// The deadline of a futex wait with timeout `t`: relative for FUTEX_WAIT, else absolute on
 /// CLOCK_MONOTONIC, or on CLOCK_REALTIME when `realtime`.
 pub fn futex_deadline(t: &libc::timespec, relative: bool, realtime: bool) -> Instant {
@@ -406,9 +414,8 @@ pub fn futex_deadline(t: &libc::timespec, relative: bool, realtime: bool) -> Ins
         t.tv_sec.max(0) as u64,
         t.tv_nsec.clamp(0, 999_999_999) as u32,
     );
-    let now = Instant::now();
     if relative {
-        return now + t;
+        return deadline_after(t);
     }
     let clock = if realtime {
         libc::CLOCK_REALTIME
@@ -425,7 +432,7 @@ pub fn futex_deadline(t: &libc::timespec, relative: bool, realtime: bool) -> Ins
         ts.tv_sec.max(0) as u64,
         ts.tv_nsec.clamp(0, 999_999_999) as u32,
     );
-    now + t.saturating_sub(clock_now)
+    deadline_after(t.saturating_sub(clock_now))
 }
 
 #[cfg(test)]
@@ -540,6 +547,18 @@ mod tests {
         assert!(threads.retry_deadline(0x2000, Duration::from_secs(60)) > deadline);
         threads.end_retry();
         assert!(threads.retry_deadline(0x1000, Duration::from_secs(60)) > deadline);
+    }
+
+    #[test]
+    fn a_timeout_too_long_for_an_instant_is_a_century() {
+        let far = deadline_after(Duration::MAX);
+        assert!(far > Instant::now() + Duration::from_secs(99 * 365 * 24 * 3600));
+        let t = libc::timespec {
+            tv_sec: i64::MAX,
+            tv_nsec: 999_999_999,
+        };
+        assert!(futex_deadline(&t, true, false) > Instant::now());
+        assert!(futex_deadline(&t, false, true) > Instant::now());
     }
 
     #[test]

@@ -3,11 +3,13 @@
  * sigqueue), sigtimedwait timing out (EAGAIN) and with a zero timeout, a signal outside the
  * set whose handler runs during the wait (musl then waits on; the handler sends the signal
  * that ends the wait), sigqueue to an unblocked SA_SIGINFO
- * handler, a thread in sigwait woken by a signal another thread sends, and a thread in
- * sigsuspend while the main thread sleeps, then signals it. */
+ * handler, a thread in sigwait woken by a signal another thread sends, a thread in
+ * sigsuspend while the main thread sleeps, then signals it, and threads that sleep and wait
+ * with the longest timeouts there are. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +41,17 @@ static void *suspender(void *arg) {
     sigset_t *open_mask = arg;
     int r = sigsuspend(open_mask);
     return (void *)(long)(r == -1 && errno == EINTR ? suspended_handled : -1);
+}
+
+static void *sleeps_forever(void *arg) {
+    struct timespec t = {INT64_MAX, 999999999};
+    nanosleep(&t, NULL); /* ends with the process */
+    return arg;
+}
+
+static void *waits_long(void *arg) {
+    struct timespec t = {INT64_MAX, 999999999};
+    return (void *)(long)sigtimedwait(arg, NULL, &t);
 }
 
 static void *waiter(void *arg) {
@@ -131,6 +144,14 @@ int main(void) {
     kill(getpid(), SIGUSR2);
     pthread_join(th, &got);
     printf("thread in sigsuspend: handler ran %s\n", (long)got == SIGUSR2 ? "yes" : "no");
+
+    pthread_t forever;
+    pthread_create(&forever, NULL, sleeps_forever, NULL);
+    pthread_create(&th, NULL, waits_long, &set);
+    usleep(20 * 1000);
+    pthread_kill(th, SIGUSR1);
+    pthread_join(th, &got);
+    printf("longest timeouts: the waiter got %s\n", (long)got == SIGUSR1 ? "SIGUSR1" : "other");
 
     sigprocmask(SIG_SETMASK, &old, NULL);
     printf("failures=%d\n", guest_failures);
