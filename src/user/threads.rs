@@ -4,9 +4,9 @@
 //! the running thread has used its time slice ([`TIME_SLICE`] instructions), and in the
 //! syscalls that give way (a futex wait, a sleep, `sched_yield`, a thread's `exit`, and a
 //! syscall that would block the host thread: a read of an empty pipe or terminal, a write to
-//! a full pipe, `ppoll`/`pselect6` with nothing ready, `wait4`/`waitid` with no child
-//! to report, `rt_sigsuspend` and `rt_sigtimedwait` with no signal, which runs again on the
-//! thread's next turn). With one host
+//! a full pipe, `ppoll`/`pselect6`/`epoll_pwait` with nothing ready, a socket's accept,
+//! receive or send, `wait4`/`waitid` with no child to report, `rt_sigsuspend` and
+//! `rt_sigtimedwait` with no signal, which runs again on the thread's next turn). With one host
 //! thread every guest load, store and atomic sequence is as atomic as on one CPU, an LR/SC
 //! pair loses its reservation at a switch (as the kernel's trap return makes an SC fail), and
 //! a run depends only on its inputs.
@@ -15,7 +15,7 @@
 //! musl's `pthread_exit` does, and that must not outlive it). Not modelled: signal delivery to
 //! one thread (a signal sent to any thread of the process goes to the running one, when its
 //! mask lets it), other host syscalls that block (an `open` of a FIFO, a write of more than
-//! a pipe's free space) hold every thread.
+//! a pipe's free space, a `connect` that waits) hold every thread.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
