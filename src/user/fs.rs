@@ -885,12 +885,18 @@ impl Process {
         if flags & !(libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) != 0 {
             return Err(errno(libc::EINVAL));
         }
-        // SAFETY: a NUL-terminated name; the new fd is owned by nobody else.
+        // SAFETY: a NUL-terminated name.
         let fd = unsafe { libc::memfd_create(name.as_ptr(), flags | libc::MFD_CLOEXEC) };
-        host_result(fd as i64)?;
-        // SAFETY: the fd was just created.
+        self.install_new_fd(fd as i64, flags & libc::MFD_CLOEXEC != 0)
+    }
+
+    /// Give the fd a host call just created (`r`, or its error) the lowest free guest number,
+    /// close-on-exec for the guest if `cloexec` (on the host it is always close-on-exec).
+    pub(super) fn install_new_fd(&mut self, r: i64, cloexec: bool) -> SysResult {
+        let fd = host_result(r)? as RawFd;
+        // SAFETY: the host call just created `fd`, and nothing else owns it.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        self.fds.insert(owned, flags & libc::MFD_CLOEXEC != 0, 0)
+        self.fds.insert(owned, cloexec, 0)
     }
 
     /// `inotify_init1(flags)`: a host inotify descriptor; its events (`struct inotify_event`:
@@ -900,12 +906,9 @@ impl Process {
         if flags & !(libc::IN_CLOEXEC | libc::IN_NONBLOCK) != 0 {
             return Err(errno(libc::EINVAL));
         }
-        // SAFETY: no memory effects; the new fd is owned by nobody else.
+        // SAFETY: no memory effects.
         let fd = unsafe { libc::inotify_init1(flags | libc::IN_CLOEXEC) };
-        host_result(fd as i64)?;
-        // SAFETY: the fd was just created.
-        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        self.fds.insert(owned, flags & libc::IN_CLOEXEC != 0, 0)
+        self.install_new_fd(fd as i64, flags & libc::IN_CLOEXEC != 0)
     }
 
     /// `inotify_add_watch(fd, path, mask)` / `inotify_rm_watch(fd, wd)`.
@@ -1368,20 +1371,15 @@ impl Process {
     ) -> SysResult {
         let deadline = guest_timeout.map(|t| self.threads.retry_deadline(pc, duration_of(&t)));
         let guest_left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let result = match (self.wait_limit, guest_left) {
-            (Some(_), g) if g.is_none_or(|g| g > self.wait_left()) => {
-                let left = self.wait_left();
-                match self.host_poll(host, Some(timespec_of(left)), wait_mask, sigmask) {
-                    Ok(0) => {
-                        if let Some(d) = deadline {
-                            self.threads.retry_until(pc, d);
-                        }
-                        Err(SysError::WouldBlock)
-                    }
-                    other => other,
+        let (wait, give_way) = self.host_wait(guest_left);
+        let result = match self.host_poll(host, wait.map(timespec_of), wait_mask, sigmask) {
+            Ok(0) if give_way => {
+                if let Some(d) = deadline {
+                    self.threads.retry_until(pc, d);
                 }
+                Err(SysError::WouldBlock)
             }
-            _ => self.host_poll(host, guest_left.map(timespec_of), wait_mask, sigmask),
+            other => other,
         };
         if let Some(d) = deadline {
             let left = d.saturating_duration_since(Instant::now());

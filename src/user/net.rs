@@ -143,13 +143,6 @@ fn raw_mmsgs(msgs: &mut [HostMsg]) -> Vec<libc::mmsghdr> {
         .collect()
 }
 
-/// Take ownership of the fd a host call just returned (or its error).
-fn owned_fd(r: i64) -> Result<OwnedFd, SysError> {
-    let fd = host_result(r)? as RawFd;
-    // SAFETY: the host call just created `fd`, and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 fn le_u32(b: &[u8], off: usize) -> u32 {
     let mut w = [0u8; 4];
     w.copy_from_slice(&b[off..off + 4]);
@@ -568,8 +561,7 @@ impl Process {
         // SAFETY: no memory effects.
         let fd =
             unsafe { libc::socket(domain as i32, (ty | SOCK_CLOEXEC) as i32, protocol as i32) };
-        let fd = owned_fd(fd as i64)?;
-        self.fds.insert(fd, ty & SOCK_CLOEXEC != 0, 0)
+        self.install_new_fd(fd as i64, ty & SOCK_CLOEXEC != 0)
     }
 
     fn sys_socketpair(&mut self, domain: u32, ty: u32, protocol: u32, sv: u32) -> SysResult {
@@ -656,7 +648,9 @@ impl Process {
             )
         };
         // On a failure below the new connection is closed, as Linux drops it.
-        let new = owned_fd(r as i64)?;
+        let fd = host_result(r as i64)? as RawFd;
+        // SAFETY: accept just created `fd`, and nothing else owns it.
+        let new = unsafe { OwnedFd::from_raw_fd(fd) };
         if let Some(room) = room {
             self.put_address(addr, addrlen, room, &name, name_len)?;
         }
@@ -1205,8 +1199,7 @@ impl Process {
         }
         // SAFETY: no memory effects.
         let fd = unsafe { libc::eventfd(initval, (flags | EFD_CLOEXEC) as i32) };
-        let fd = owned_fd(fd as i64)?;
-        self.fds.insert(fd, flags & EFD_CLOEXEC != 0, 0)
+        self.install_new_fd(fd as i64, flags & EFD_CLOEXEC != 0)
     }
 
     fn sys_epoll_create1(&mut self, flags: u32) -> SysResult {
@@ -1214,8 +1207,8 @@ impl Process {
             return Err(errno(libc::EINVAL));
         }
         // SAFETY: no memory effects.
-        let fd = owned_fd(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) } as i64)?;
-        self.fds.insert(fd, flags & EPOLL_CLOEXEC != 0, 0)
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        self.install_new_fd(fd as i64, flags & EPOLL_CLOEXEC != 0)
     }
 
     /// epoll_ctl: the guest's 64-bit data goes to the host as it is (the guest gets it back
@@ -1273,20 +1266,15 @@ impl Process {
         let key = 1 | number << 1 | epfd << 10;
         let deadline = timeout.map(|t| self.threads.retry_deadline(key, t));
         let guest_left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let n = match (self.wait_limit, guest_left) {
-            (Some(_), g) if g.is_none_or(|g| g > self.wait_left()) => {
-                let left = self.wait_left();
-                match self.host_epoll_wait(host, &mut buf, Some(left), wait_mask, sigmask)? {
-                    0 => {
-                        if let Some(d) = deadline {
-                            self.threads.retry_until(key, d);
-                        }
-                        return Err(SysError::WouldBlock);
-                    }
-                    n => n,
+        let (wait, give_way) = self.host_wait(guest_left);
+        let n = match self.host_epoll_wait(host, &mut buf, wait, wait_mask, sigmask)? {
+            0 if give_way => {
+                if let Some(d) = deadline {
+                    self.threads.retry_until(key, d);
                 }
+                return Err(SysError::WouldBlock);
             }
-            _ => self.host_epoll_wait(host, &mut buf, guest_left, wait_mask, sigmask)?,
+            n => n,
         };
         let mut out = Vec::with_capacity(n as usize * EPOLL_EVENT_SIZE as usize);
         for e in buf.iter().take(n as usize) {

@@ -608,9 +608,8 @@ impl Process {
         let temp = self.mem.read_u64(set)? & !UNBLOCKABLE;
         while self.signals.next_deliverable(temp).is_none() {
             // Another thread may need the hart: wait only until then, and give way.
-            let limit = self
-                .wait_limit
-                .map(|_| super::syscall::timespec_of(self.wait_left()));
+            let (wait, give_way) = self.host_wait(None);
+            let limit = wait.map(super::syscall::timespec_of);
             let ts_ptr = limit
                 .as_ref()
                 .map_or(std::ptr::null(), |t| t as *const libc::timespec);
@@ -619,7 +618,7 @@ impl Process {
             let waited = self.wait_for_signals(temp, |mask| unsafe {
                 libc::ppoll(std::ptr::null_mut(), 0, ts_ptr, mask)
             });
-            if limit.is_some() && matches!(waited, Ok(0)) {
+            if give_way && matches!(waited, Ok(0)) {
                 return Err(SysError::WouldBlock);
             }
         }
@@ -680,12 +679,7 @@ impl Process {
                 return Err(errno(libc::EAGAIN));
             }
             // Wait on the host until the deadline, or until another thread needs the hart.
-            let (wait, give_way) = match (left, self.wait_limit) {
-                (l, Some(_)) if l.is_none_or(|l| l > self.wait_left()) => {
-                    (Some(self.wait_left()), true)
-                }
-                (l, _) => (l, false),
-            };
+            let (wait, give_way) = self.host_wait(left);
             let ts = wait.map(super::syscall::timespec_of);
             let ts_ptr = ts
                 .as_ref()

@@ -972,6 +972,18 @@ impl Process {
         unsafe { libc::ppoll(&mut poll, 1, &timeout, std::ptr::null()) > 0 }
     }
 
+    /// How long a call that may wait `guest_left` (`None`: no limit) waits on the host now:
+    /// its own time, or, when another thread needs the hart sooner, only until then (`true`:
+    /// with nothing ready by then, the call gives way, [`SysError::WouldBlock`]).
+    pub(super) fn host_wait(&self, guest_left: Option<Duration>) -> (Option<Duration>, bool) {
+        match self.wait_limit {
+            Some(_) if guest_left.is_none_or(|g| g > self.wait_left()) => {
+                (Some(self.wait_left()), true)
+            }
+            _ => (guest_left, false),
+        }
+    }
+
     /// The host time left until `wait_limit` (zero when it has passed or there is none).
     pub(super) fn wait_left(&self) -> Duration {
         self.wait_limit.map_or(Duration::ZERO, |t| {

@@ -5,8 +5,6 @@
 //! musl's SIGEV_THREAD uses, is EINVAL). The guest's `struct itimerspec` (time64) has the
 //! host's layout; its `struct sigevent` is the 32-bit one.
 
-use std::os::fd::{FromRawFd, OwnedFd};
-
 use super::syscall::{errno, host_result, read_timespec, write_timespec, SysError, SysResult};
 use super::Process;
 
@@ -38,12 +36,9 @@ impl Process {
         if flags & !(libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) != 0 {
             return Err(errno(libc::EINVAL));
         }
-        // SAFETY: no memory effects; the new fd is owned by nobody else.
+        // SAFETY: no memory effects.
         let fd = unsafe { libc::timerfd_create(clock as i32, flags | libc::TFD_CLOEXEC) };
-        host_result(fd as i64)?;
-        // SAFETY: the fd was just created.
-        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        self.fds.insert(owned, flags & libc::TFD_CLOEXEC != 0, 0)
+        self.install_new_fd(fd as i64, flags & libc::TFD_CLOEXEC != 0)
     }
 
     /// `timerfd_settime64(fd, flags, new*, old*)`.
