@@ -100,6 +100,7 @@ guest_tests! {
     procfs => ["scratch", "x", "y z", ""], ExpectedEnd::Exit(0);
     exec_host => ["scratch"], ExpectedEnd::Exit(5);
     threads => [], ExpectedEnd::Exit(0);
+    thread_signals => [], ExpectedEnd::Exit(0);
 }
 
 /// Guest programs with a test of their own below (not a plain comparison).

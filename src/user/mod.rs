@@ -556,10 +556,9 @@ impl Platform for Process {
     /// here (one relaxed load when none).
     #[inline(always)]
     fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
-        if hart.instret >= self.threads.slice_end {
-            if let Some(mask) = self.threads.preempt(hart, self.signals.mask) {
-                self.signals.set_mask(mask);
-            }
+        if hart.instret >= self.threads.slice_end && self.threads.preempt(hart, &mut self.signals) {
+            // The thread that runs now may have signals waiting for it.
+            return self.deliver_pending(hart).err();
         }
         if !signal::host_signal_waiting() {
             return None;

@@ -3,7 +3,9 @@
 //!
 //! Sources of signals: the guest itself (kill/tkill/tgkill to its own pid, SIGPIPE on EPIPE),
 //! synchronous faults (SIGSEGV, SIGBUS, SIGILL, SIGTRAP), and the host (SIGTERM, SIGINT,
-//! SIGCHLD from forked children, SIGALRM from setitimer, ...).
+//! SIGCHLD from forked children, SIGALRM from setitimer, ...). A signal is pending for the
+//! process (any thread that does not block it takes it) or, sent with tkill/tgkill or
+//! rt_tgsigqueueinfo, for one thread ([`ThreadSignals`]).
 //!
 //! Host signals (every signal but the synchronous faults, SIGKILL and SIGSTOP, as qemu-user
 //! forwards them) reach the guest through its dispositions and mask: the host disposition of
@@ -217,16 +219,55 @@ pub struct SigInfo {
     pub word2: u32,
 }
 
+/// What a thread has of its own: its signal mask and the signals sent to it alone
+/// (`tkill`/`tgkill`, `pthread_kill`), which no other thread may take. The running thread's
+/// is in [`SignalState`]; a parked thread keeps its own ([`super::threads`]).
+#[derive(Clone, Debug, Default)]
+pub struct ThreadSignals {
+    pub mask: u64,
+    pub pending: u64,
+    /// siginfo of each pending signal (index signo; empty while none was ever sent).
+    info: Vec<SigInfo>,
+}
+
+impl ThreadSignals {
+    /// A new thread's: the creator's mask, nothing pending.
+    pub fn with_mask(mask: u64) -> ThreadSignals {
+        ThreadSignals {
+            mask,
+            ..ThreadSignals::default()
+        }
+    }
+
+    /// Mark `signo` (1..=NSIG, not ignored: the caller checks) pending for this thread.
+    pub fn raise(&mut self, signo: i32, info: SigInfo) {
+        if self.info.is_empty() {
+            self.info = vec![SigInfo::default(); sig::NSIG as usize + 1];
+        }
+        self.pending |= bit(signo);
+        self.info[signo as usize] = info;
+    }
+
+    /// Whether this thread's mask lets a signal of `set` through (it would take one, pending
+    /// for it or for the process, if it ran).
+    pub fn would_take(&self, set: u64) -> bool {
+        set & !(self.mask & !UNBLOCKABLE) != 0
+    }
+}
+
 /// Per-process signal state.
 #[derive(Debug)]
 pub struct SignalState {
     actions: Vec<SigAction>,
-    /// Blocked signals.
+    /// Blocked signals (the running thread's mask).
     pub mask: u64,
-    /// Raised but not yet delivered.
+    /// Raised for the process (any thread may take them) but not yet delivered.
     pub pending: u64,
-    /// siginfo of each pending signal (index signo).
+    /// siginfo of each process-wide pending signal (index signo).
     info: Vec<SigInfo>,
+    /// The running thread's own pending signals and their siginfo (its mask is `mask`).
+    thread_pending: u64,
+    thread_info: Vec<SigInfo>,
     /// The mask to restore after a handler, when a syscall (sigsuspend) changed it
     /// temporarily.
     saved_mask: Option<u64>,
@@ -244,6 +285,8 @@ impl Default for SignalState {
             mask: 0,
             pending: 0,
             info: vec![SigInfo::default(); sig::NSIG as usize + 1],
+            thread_pending: 0,
+            thread_info: Vec::new(),
             saved_mask: None,
             alt_stack: None,
             host_sync: false,
@@ -304,6 +347,56 @@ impl SignalState {
     pub fn set_mask(&mut self, mask: u64) {
         self.mask = mask & !UNBLOCKABLE;
         self.apply_host_mask();
+    }
+
+    /// The running thread stops running: its mask and own pending signals, to keep while it
+    /// is parked.
+    pub fn park_thread(&mut self) -> ThreadSignals {
+        ThreadSignals {
+            mask: self.mask,
+            pending: std::mem::take(&mut self.thread_pending),
+            info: std::mem::take(&mut self.thread_info),
+        }
+    }
+
+    /// A parked thread runs: its mask and own pending signals become the running thread's.
+    pub fn run_thread(&mut self, thread: ThreadSignals) {
+        self.thread_pending = thread.pending;
+        self.thread_info = thread.info;
+        self.set_mask(thread.mask);
+    }
+
+    /// Mark `signo` pending for the running thread alone (`tkill` of itself).
+    pub fn raise_for_running_thread(&mut self, signo: i32, info: SigInfo) {
+        if !(1..=sig::NSIG).contains(&signo) || self.is_ignored(signo) {
+            return;
+        }
+        if self.thread_info.is_empty() {
+            self.thread_info = vec![SigInfo::default(); sig::NSIG as usize + 1];
+        }
+        self.thread_pending |= bit(signo);
+        self.thread_info[signo as usize] = info;
+    }
+
+    /// Signals pending for the running thread: its own and the process's.
+    fn pending_here(&self) -> u64 {
+        self.pending | self.thread_pending
+    }
+
+    /// Take pending `signo` (the running thread's own first, as Linux does) and its siginfo.
+    fn take(&mut self, signo: i32) -> SigInfo {
+        if self.thread_pending & bit(signo) != 0 {
+            self.thread_pending &= !bit(signo);
+            self.thread_info[signo as usize]
+        } else {
+            self.pending &= !bit(signo);
+            self.info[signo as usize]
+        }
+    }
+
+    /// Process-wide pending signals the running thread blocks (another thread may take them).
+    pub fn blocked_here(&self) -> u64 {
+        self.pending & self.mask & !UNBLOCKABLE
     }
 
     /// Make the host signal mask block exactly the forwarded signals the guest blocks.
@@ -439,9 +532,9 @@ impl SignalState {
         }
     }
 
-    /// The lowest pending signal `mask` does not block.
+    /// The lowest signal pending for the running thread that `mask` does not block.
     fn next_deliverable(&self, mask: u64) -> Option<i32> {
-        let ready = self.pending & !(mask & !UNBLOCKABLE);
+        let ready = self.pending_here() & !(mask & !UNBLOCKABLE);
         (ready != 0).then(|| ready.trailing_zeros() as i32 + 1)
     }
 }
@@ -500,15 +593,40 @@ impl Process {
         Err(errno(libc::EPERM))
     }
 
-    /// `tkill`/`tgkill`: a signal for one of our threads goes to the process, delivered to
-    /// the thread running when it is taken ([`super::threads`]).
+    /// `tkill`/`tgkill`: a signal for one of our threads, which waits for that thread.
     pub(super) fn sys_tkill(&mut self, tid: i32, signo: i32) -> SysResult {
-        if tid > 0 && self.threads.has(tid as u32) {
-            let info = self.self_info(code::SI_TKILL);
-            self.signal_self(signo, info)
-        } else {
-            Err(errno(libc::ESRCH))
+        let info = self.self_info(code::SI_TKILL);
+        self.signal_thread(tid as u32, signo, info)
+    }
+
+    /// Raise a signal sent by the guest to its thread `tid` (ESRCH if there is none): only
+    /// that thread takes it ([`super::threads`]).
+    pub(super) fn signal_thread(&mut self, tid: u32, signo: i32, info: SigInfo) -> SysResult {
+        if tid as i32 <= 0 || !self.threads.has(tid) {
+            return Err(errno(libc::ESRCH));
         }
+        if !(0..=sig::NSIG).contains(&signo) {
+            return Err(errno(libc::EINVAL));
+        }
+        if signo == sig::SIGKILL {
+            return Err(SysError::Stop(killed_by(signo)));
+        }
+        if signo == 0 || self.signals.is_ignored(signo) {
+            return Ok(0);
+        }
+        if tid == self.threads.tid() {
+            self.signals.raise_for_running_thread(signo, info);
+        } else if let Ok(Some(cut_short)) = self.threads.raise_for(tid, signo, info) {
+            self.write_sleep_left(cut_short);
+        }
+        Ok(0)
+    }
+
+    /// A parked thread's sleep was cut short by a signal: its `rem` gets the time left (a bad
+    /// address there is that thread's EFAULT, which its EINTR already stands for).
+    fn write_sleep_left(&mut self, cut_short: super::threads::SleepLeft) {
+        let left = super::syscall::timespec_of(cut_short.left);
+        let _ = super::syscall::write_timespec(&mut self.mem, cut_short.rem, &left);
     }
 
     /// A write that failed with EPIPE raises SIGPIPE (the host ignores its own SIGPIPE).
@@ -548,6 +666,8 @@ impl Process {
             self.signals.actions[signo as usize] = action;
             if self.signals.is_ignored(signo) {
                 self.signals.pending &= !bit(signo);
+                self.signals.thread_pending &= !bit(signo);
+                self.threads.discard_signal(signo);
             }
             self.signals.mirror_on_host(signo, action.handler);
         }
@@ -594,7 +714,8 @@ impl Process {
             return Err(errno(libc::EINVAL));
         }
         self.signals.collect_host();
-        let pending = (self.signals.pending & self.signals.mask) | self.signals.host_pending();
+        let pending =
+            (self.signals.pending_here() & self.signals.mask) | self.signals.host_pending();
         self.mem.write_u64(set, pending)?;
         Ok(0)
     }
@@ -654,11 +775,10 @@ impl Process {
         };
         loop {
             self.signals.collect_host();
-            let waiting = self.signals.pending & set;
+            let waiting = self.signals.pending_here() & set;
             if waiting != 0 {
                 let signo = waiting.trailing_zeros() as i32 + 1;
-                self.signals.pending &= !bit(signo);
-                let i = self.signals.info[signo as usize];
+                let i = self.signals.take(signo);
                 if info != 0 {
                     let mut b = [0u8; 128];
                     b[0..4].copy_from_slice(&signo.to_le_bytes());
@@ -702,22 +822,30 @@ impl Process {
     /// `rt_sigqueueinfo(pid, sig, info*)` and `rt_tgsigqueueinfo(tgid, tid, sig, info*)`
     /// (`sigqueue`): to this process, the signal pends with the guest's si_code and si_value;
     /// to another process, the host queues it with the value.
-    pub(super) fn sys_rt_sigqueueinfo(&mut self, pid: u32, signo: u32, info: u32) -> SysResult {
+    /// `tid` is `Some` for `rt_tgsigqueueinfo` to one of this process's threads.
+    pub(super) fn sys_rt_sigqueueinfo(
+        &mut self,
+        pid: u32,
+        tid: Option<u32>,
+        signo: u32,
+        info: u32,
+    ) -> SysResult {
         let mut b = [0u8; 24];
         self.mem.read(info, &mut b)?;
         let word = |off: usize| u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]]);
         let code = word(8) as i32;
         let signo = signo as i32;
-        if pid == self.pid || self.threads.has(pid) {
-            return self.signal_self(
-                signo,
-                SigInfo {
-                    code,
-                    word0: word(12),
-                    word1: word(16),
-                    word2: word(20),
-                },
-            );
+        let info = SigInfo {
+            code,
+            word0: word(12),
+            word1: word(16),
+            word2: word(20),
+        };
+        if let Some(tid) = tid {
+            return self.signal_thread(tid, signo, info);
+        }
+        if pid == self.pid {
+            return self.signal_self(signo, info);
         }
         // To another process, only the kernel may claim to be the kernel or `tkill` (as
         // Linux checks).
@@ -900,23 +1028,41 @@ impl Process {
     /// a handler gets a frame and the hart jumps to it.
     pub(super) fn deliver_pending(&mut self, hart: &mut Hart) -> Result<(), Stop> {
         self.signals.collect_host();
+        if self.threads.has_others() {
+            let blocked = self.signals.blocked_here();
+            if blocked != 0 {
+                if let Some(cut_short) = self.threads.wake_to_take(blocked) {
+                    self.write_sleep_left(cut_short);
+                }
+            }
+            if self.threads.resumes_syscall_at(hart.pc) {
+                // The ecall that gave way runs first: it sees the signal and fails with EINTR
+                // or restarts, and the handler runs after it.
+                return Ok(());
+            }
+        }
         loop {
             let mask = self.signals.mask;
             let Some(signo) = self.signals.next_deliverable(mask) else {
                 return Ok(());
             };
-            self.signals.pending &= !bit(signo);
+            let info = self.signals.take(signo);
             let action = self.signals.action(signo);
             match action.handler {
                 SIG_IGN => continue,
                 SIG_DFL if default_ignored(signo) => continue,
                 SIG_DFL => return Err(killed_by(signo)),
                 _ => {
-                    let info = self.signals.info[signo as usize];
                     return self.run_handler(hart, signo, action, info);
                 }
             }
         }
+    }
+
+    /// Whether a signal would be delivered to the running thread now.
+    pub(super) fn signal_deliverable(&mut self) -> bool {
+        self.signals.collect_host();
+        self.signals.next_deliverable(self.signals.mask).is_some()
     }
 
     /// True if a signal that will run a SA_RESTART handler is about to be delivered (so an

@@ -279,9 +279,21 @@ impl Process {
         let a = [
             hart.x[10], hart.x[11], hart.x[12], hart.x[13], hart.x[14], hart.x[15],
         ];
+        // A call that gave way and runs again may find a signal that came meanwhile: then it
+        // must not block on the host even if no other thread needs the hart.
+        let resumed_with_signal =
+            self.threads.resumes_syscall_at(hart.pc) && self.signal_deliverable();
+        self.threads.syscall_started();
         self.wait_limit = self.threads.others_need_hart_at();
-        let result = if self.wait_limit.is_some() && !self.ready_by_wait_limit(number, a) {
-            Err(SysError::WouldBlock)
+        let may_wait = self.wait_limit.is_some() || resumed_with_signal;
+        let result = if may_wait && !self.ready_by_wait_limit(number, a) {
+            // A blocking call a signal interrupts (its handler runs, then it fails with EINTR
+            // or restarts).
+            if self.signal_deliverable() {
+                Err(errno(libc::EINTR))
+            } else {
+                Err(SysError::WouldBlock)
+            }
         } else if number == nr::EXECVE {
             match self.sys_execve(hart, a[0], a[1], a[2]) {
                 Ok(()) => return self.deliver_pending(hart),
@@ -312,16 +324,14 @@ impl Process {
             Err(SysError::WouldBlock) => {
                 // Another thread goes first (it may be the writer, or the child's waker);
                 // pc stays at the ecall.
-                self.threads.give_way(threads::GiveWay::Yield);
+                self.threads.give_way(threads::GiveWay::Retry);
             }
         }
         // A futex wait, a yield or a thread's exit: another thread goes on, this one's
         // result already in its registers.
         if let Some(how) = self.threads.take_give_way() {
-            let mask = self
-                .threads
-                .switch_after_syscall(hart, how, self.signals.mask);
-            self.signals.set_mask(mask);
+            self.threads
+                .switch_after_syscall(hart, how, &mut self.signals);
         }
         self.deliver_pending(hart)
     }
@@ -482,14 +492,17 @@ impl Process {
             ),
             KILL => self.sys_kill(a[0] as i32, a[1] as i32),
             TKILL => self.sys_tkill(a[0] as i32, a[1] as i32),
-            TGKILL => self.sys_tkill(a[1] as i32, a[2] as i32),
+            TGKILL if a[0] == self.pid => self.sys_tkill(a[1] as i32, a[2] as i32),
+            TGKILL => Err(errno(libc::ESRCH)),
             RT_SIGACTION => self.sys_rt_sigaction(a[0] as i32, a[1], a[2], a[3]),
             RT_SIGPROCMASK => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
             SIGALTSTACK => self.sys_sigaltstack(hart, a[0], a[1]),
             RT_SIGSUSPEND => self.sys_rt_sigsuspend(a[0], a[1]),
             RT_SIGTIMEDWAIT_TIME64 => self.sys_rt_sigtimedwait(hart.pc, a[0], a[1], a[2], a[3]),
-            RT_SIGQUEUEINFO => self.sys_rt_sigqueueinfo(a[0], a[1], a[2]),
-            RT_TGSIGQUEUEINFO if a[0] == self.pid => self.sys_rt_sigqueueinfo(a[1], a[2], a[3]),
+            RT_SIGQUEUEINFO => self.sys_rt_sigqueueinfo(a[0], None, a[1], a[2]),
+            RT_TGSIGQUEUEINFO if a[0] == self.pid => {
+                self.sys_rt_sigqueueinfo(a[0], Some(a[1]), a[2], a[3])
+            }
             RT_TGSIGQUEUEINFO => Err(errno(libc::ESRCH)),
             RT_SIGPENDING => self.sys_rt_sigpending(a[0], a[1]),
             GETITIMER => self.sys_itimer(a[0], 0, a[1]),
@@ -834,10 +847,13 @@ impl Process {
         };
         let deadline = start + duration;
         if self.threads.has_others() {
-            // The other threads run meanwhile (a signal does not cut this sleep short).
+            // The other threads run meanwhile; a signal for this thread cuts the sleep short.
             let wake_at = threads::deadline_after(duration);
+            let rem = if flags & TIMER_ABSTIME == 0 { rem } else { 0 };
             self.threads
-                .give_way(threads::GiveWay::Wait(threads::FutexWait::sleep(wake_at)));
+                .give_way(threads::GiveWay::Wait(threads::FutexWait::sleep(
+                    wake_at, rem,
+                )));
             return Ok(0);
         }
         let wait = timespec_of(duration);

@@ -12,14 +12,19 @@
 //! a run depends only on its inputs.
 //!
 //! Each thread has its own signal mask (a thread that exits blocks every signal first, as
-//! musl's `pthread_exit` does, and that must not outlive it). Not modelled: signal delivery to
-//! one thread (a signal sent to any thread of the process goes to the running one, when its
-//! mask lets it), other host syscalls that block (an `open` of a FIFO, a write of more than
-//! a pipe's free space, a `connect` that waits) hold every thread.
+//! musl's `pthread_exit` does, and that must not outlive it) and its own pending signals: one
+//! sent to a thread (`tkill`, `tgkill`, `rt_tgsigqueueinfo`: `pthread_kill`, `pthread_cancel`)
+//! waits for that thread. A signal a parked thread would take (its own, or one for the process
+//! that the running thread blocks) ends that thread's futex wait or sleep with EINTR, as a
+//! signal interrupts a blocking call on Linux; a thread whose call gave way finds the signal
+//! when the call runs again, and the call fails with EINTR or restarts as on Linux. Not
+//! modelled: other host syscalls that block (an `open` of a FIFO, a write of more than a
+//! pipe's free space, a `connect` that waits) hold every thread.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use super::signal::{SigInfo, SignalState, ThreadSignals};
 use crate::cpu::Hart;
 
 /// Instructions a thread runs before the next runnable thread gets the hart (about a
@@ -28,13 +33,15 @@ pub const TIME_SLICE: u64 = 1 << 20;
 
 /// A futex wait: the thread sleeps until a wake on `uaddr` matching `bitset`, or until
 /// `deadline`, when its syscall returns `on_timeout` (a sleep is a wait with an empty
-/// bitset, which no wake matches).
+/// bitset, which no wake matches), or until a signal interrupts it (EINTR; a sleep then writes
+/// the time left to `rem`, if not 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FutexWait {
     pub uaddr: u32,
     pub bitset: u32,
     pub deadline: Option<Instant>,
     pub on_timeout: u32,
+    pub rem: u32,
 }
 
 impl FutexWait {
@@ -45,18 +52,28 @@ impl FutexWait {
             bitset,
             deadline,
             on_timeout: (-libc::ETIMEDOUT) as u32,
+            rem: 0,
         }
     }
 
-    /// A sleep until `deadline` (the syscall then returns 0).
-    pub fn sleep(deadline: Instant) -> FutexWait {
+    /// A sleep until `deadline` (the syscall then returns 0); interrupted, it writes the time
+    /// left to `rem` (if not 0).
+    pub fn sleep(deadline: Instant, rem: u32) -> FutexWait {
         FutexWait {
             uaddr: 0,
             bitset: 0,
             deadline: Some(deadline),
             on_timeout: 0,
+            rem,
         }
     }
+}
+
+/// A sleep a signal cut short: the guest's `rem` timespec gets the time `left`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SleepLeft {
+    pub rem: u32,
+    pub left: Duration,
 }
 
 /// What the running syscall asks of the scheduler once its result is in the hart.
@@ -66,6 +83,9 @@ pub enum GiveWay {
     Wait(FutexWait),
     /// `sched_yield`: the next runnable thread runs, this one stays runnable.
     Yield,
+    /// The syscall would block ([`super::syscall::SysError::WouldBlock`]): as `Yield`, with pc
+    /// at the ecall, which runs again on the thread's next turn.
+    Retry,
     /// The thread ended (`exit`); its `clear_child_tid` was handled.
     Exit,
 }
@@ -80,9 +100,11 @@ struct Parked {
     pc: u32,
     fflags: u8,
     frm: u8,
-    sigmask: u64,
+    signals: ThreadSignals,
     wait: Option<FutexWait>,
     retry: Option<Retry>,
+    /// Its syscall gave way ([`GiveWay::Retry`]): pc is at the ecall that runs again.
+    at_retry: bool,
 }
 
 /// A poll-style syscall with a timeout that gave way ([`super::syscall::SysError::WouldBlock`])
@@ -97,6 +119,18 @@ impl Parked {
     fn wakes_on(&self, uaddr: u32, bitset: u32) -> bool {
         self.wait
             .is_some_and(|w| w.uaddr == uaddr && w.bitset & bitset != 0)
+    }
+
+    /// A signal this thread takes ends its wait, if it waits: the call fails with EINTR.
+    fn interrupt(&mut self) -> Option<SleepLeft> {
+        let wait = self.wait.take()?;
+        self.x[10] = (-libc::EINTR) as u32;
+        (wait.rem != 0).then(|| SleepLeft {
+            rem: wait.rem,
+            left: wait.deadline.map_or(Duration::ZERO, |d| {
+                d.saturating_duration_since(Instant::now())
+            }),
+        })
     }
 }
 
@@ -116,6 +150,10 @@ pub struct Threads {
     give_way: Option<GiveWay>,
     /// The running thread's syscall that gave way and will run again, if it has a timeout.
     retry: Option<Retry>,
+    /// The running thread was parked at a syscall that gave way, at this pc: no signal is
+    /// delivered before that ecall runs again (the call itself sees it and fails with EINTR
+    /// or restarts, as a blocking call interrupted on Linux).
+    resumes_syscall_at: Option<u32>,
     /// The warning that every thread waits for good was given (once per process).
     warned_stuck: bool,
 }
@@ -131,6 +169,7 @@ impl Threads {
             slice_end: u64::MAX,
             give_way: None,
             retry: None,
+            resumes_syscall_at: None,
             warned_stuck: false,
         }
     }
@@ -189,6 +228,59 @@ impl Threads {
         self.retry = None;
     }
 
+    /// Whether the running thread is about to run again, at `pc`, a syscall that gave way
+    /// (signals wait for that call, which sees them itself).
+    pub fn resumes_syscall_at(&self, pc: u32) -> bool {
+        self.resumes_syscall_at == Some(pc)
+    }
+
+    /// A syscall of the running thread starts.
+    pub fn syscall_started(&mut self) {
+        self.resumes_syscall_at = None;
+    }
+
+    /// `tkill` of parked thread `tid`: `signo` (not ignored: the caller checks) waits for that
+    /// thread, and ends its wait if its mask lets the signal through. `false` if `tid` is not
+    /// parked; the sleep cut short, if any, in the `Ok`.
+    pub fn raise_for(
+        &mut self,
+        tid: u32,
+        signo: i32,
+        info: SigInfo,
+    ) -> Result<Option<SleepLeft>, ()> {
+        let p = self.parked.iter_mut().find(|p| p.tid == tid).ok_or(())?;
+        p.signals.raise(signo, info);
+        Ok(if p.signals.would_take(1 << (signo - 1)) {
+            p.interrupt()
+        } else {
+            None
+        })
+    }
+
+    /// Process-wide pending signals `set` that the running thread blocks: if no runnable
+    /// parked thread would take one, the first waiting thread that would is interrupted (Linux
+    /// wakes one thread that does not block the signal). Returns the sleep cut short, if any.
+    pub fn wake_to_take(&mut self, set: u64) -> Option<SleepLeft> {
+        if self
+            .parked
+            .iter()
+            .any(|p| p.wait.is_none() && p.signals.would_take(set))
+        {
+            return None;
+        }
+        self.parked
+            .iter_mut()
+            .find(|p| p.wait.is_some() && p.signals.would_take(set))
+            .and_then(Parked::interrupt)
+    }
+
+    /// `signo` is ignored now: parked threads drop it too.
+    pub fn discard_signal(&mut self, signo: i32) {
+        for p in self.parked.iter_mut() {
+            p.signals.pending &= !(1u64 << (signo - 1));
+        }
+    }
+
     /// `set_tid_address`: where the running thread's id is cleared when it exits.
     pub fn set_clear_child_tid(&mut self, addr: u32) {
         self.clear_child_tid = addr;
@@ -219,9 +311,10 @@ impl Threads {
             pc: hart.pc.wrapping_add(4),
             fflags: hart.fflags,
             frm: hart.frm,
-            sigmask,
+            signals: ThreadSignals::with_mask(sigmask),
             wait: None,
             retry: None,
+            at_retry: false,
         };
         child.x[10] = 0;
         if stack != 0 {
@@ -289,33 +382,46 @@ impl Threads {
         self.give_way.take()
     }
 
-    /// Between blocks, the time slice is used up: the next runnable thread runs, if any. The
-    /// running thread's signal mask is `sigmask`; returns the next one's, if another runs.
-    pub fn preempt(&mut self, hart: &mut Hart, sigmask: u64) -> Option<u64> {
+    /// Between blocks, the time slice is used up: the next runnable thread runs, if any (its
+    /// signal state replaces the running thread's in `signals`). Returns whether one did.
+    pub fn preempt(&mut self, hart: &mut Hart, signals: &mut SignalState) -> bool {
         self.expire_deadlines(Instant::now());
         if !self.parked.iter().any(|p| p.wait.is_none()) {
             self.slice_end = hart.instret.saturating_add(TIME_SLICE);
-            return None;
+            return false;
         }
-        Some(self.switch(hart, None, sigmask))
+        self.switch(hart, None, false, signals);
+        true
     }
 
-    /// The running thread, whose signal mask is `sigmask`, gives way as `how` says (a
-    /// syscall's [`GiveWay`]); returns the signal mask of the thread that runs now.
-    pub fn switch_after_syscall(&mut self, hart: &mut Hart, how: GiveWay, sigmask: u64) -> u64 {
+    /// The running thread gives way as `how` says (a syscall's [`GiveWay`]); the thread that
+    /// runs next has its registers in `hart` and its signal state in `signals`.
+    pub fn switch_after_syscall(
+        &mut self,
+        hart: &mut Hart,
+        how: GiveWay,
+        signals: &mut SignalState,
+    ) {
         match how {
-            GiveWay::Wait(wait) => self.switch(hart, Some(wait), sigmask),
-            GiveWay::Yield => self.switch(hart, None, sigmask),
+            GiveWay::Wait(wait) => self.switch(hart, Some(wait), false, signals),
+            GiveWay::Yield => self.switch(hart, None, false, signals),
+            GiveWay::Retry => self.switch(hart, None, true, signals),
             GiveWay::Exit => {
                 let next = self.next_to_run();
-                self.load(hart, next)
+                self.load(hart, next, signals);
             }
         }
     }
 
-    /// Park the running thread (waiting for `wait`, if any) and run the next one; returns
-    /// its signal mask.
-    fn switch(&mut self, hart: &mut Hart, wait: Option<FutexWait>, sigmask: u64) -> u64 {
+    /// Park the running thread (waiting for `wait`, if any; `at_retry`: its syscall gave way)
+    /// and run the next one.
+    fn switch(
+        &mut self,
+        hart: &mut Hart,
+        wait: Option<FutexWait>,
+        at_retry: bool,
+        signals: &mut SignalState,
+    ) {
         let running = Parked {
             tid: self.tid,
             clear_child_tid: self.clear_child_tid,
@@ -324,13 +430,14 @@ impl Threads {
             pc: hart.pc,
             fflags: hart.fflags,
             frm: hart.frm,
-            sigmask,
+            signals: signals.park_thread(),
             wait,
             retry: self.retry,
+            at_retry,
         };
         self.parked.push_back(running);
         let next = self.next_to_run();
-        self.load(hart, next)
+        self.load(hart, next, signals);
     }
 
     /// Take the next thread to run out of the parked ones: the first runnable one, else the
@@ -379,8 +486,8 @@ impl Threads {
         }
     }
 
-    /// Run `next`: its registers into the hart; returns its signal mask.
-    fn load(&mut self, hart: &mut Hart, next: Parked) -> u64 {
+    /// Run `next`: its registers into the hart, its signal state into `signals`.
+    fn load(&mut self, hart: &mut Hart, next: Parked, signals: &mut SignalState) {
         hart.x = next.x;
         hart.f = next.f;
         hart.pc = next.pc;
@@ -390,12 +497,13 @@ impl Threads {
         self.tid = next.tid;
         self.clear_child_tid = next.clear_child_tid;
         self.retry = next.retry;
+        self.resumes_syscall_at = next.at_retry.then_some(next.pc);
         self.slice_end = if self.parked.is_empty() {
             u64::MAX
         } else {
             hart.instret.saturating_add(TIME_SLICE)
         };
-        next.sigmask
+        signals.run_thread(next.signals);
     }
 }
 
@@ -445,6 +553,13 @@ mod tests {
         hart
     }
 
+    /// The running thread's signal state with mask `mask` (tests leave host signals alone).
+    fn signals_with_mask(mask: u64) -> SignalState {
+        let mut signals = SignalState::default();
+        signals.set_mask(mask);
+        signals
+    }
+
     #[test]
     fn a_futex_wait_gives_the_hart_to_the_next_thread_and_a_wake_brings_it_back() {
         let mut threads = Threads::new(100);
@@ -457,10 +572,9 @@ mod tests {
         hart.x[10] = child;
         hart.pc += 4;
         let wait = FutexWait::futex(0x6000, u32::MAX, None);
-        assert_eq!(
-            threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), 0b10),
-            0b100
-        );
+        let mut signals = signals_with_mask(0b10);
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), &mut signals);
+        assert_eq!(signals.mask, 0b100);
         assert_eq!(threads.tid(), 101);
         assert_eq!(
             (hart.pc, hart.x[2], hart.x[4], hart.x[10]),
@@ -470,10 +584,9 @@ mod tests {
         // A wake on another address or bitset finds nobody.
         assert_eq!(threads.wake(0x6004, u32::MAX, 1), 0);
         assert_eq!(threads.wake(0x6000, u32::MAX, 1), 1);
-        assert_eq!(
-            threads.switch_after_syscall(&mut hart, GiveWay::Exit, !0),
-            0b10
-        );
+        signals.set_mask(!0);
+        threads.switch_after_syscall(&mut hart, GiveWay::Exit, &mut signals);
+        assert_eq!(signals.mask, 0b10);
         assert_eq!(threads.tid(), 100);
         assert_eq!((hart.pc, hart.x[2], hart.x[10]), (0x1004, 0x8000, child));
         assert!(!threads.has_others());
@@ -484,17 +597,22 @@ mod tests {
     fn preemption_rotates_runnable_threads_and_skips_waiting_ones() {
         let mut threads = Threads::new(7);
         let mut hart = hart_at(0x100);
+        let mut signals = SignalState::default();
         let a = threads.spawn(&hart, 0, None, 0, 0);
         let b = threads.spawn(&hart, 0, None, 0, 0);
         hart.instret = threads.slice_end;
-        assert_eq!(threads.preempt(&mut hart, 0), Some(0));
+        assert!(threads.preempt(&mut hart, &mut signals));
         assert_eq!(threads.tid(), a);
         // `a` waits; preemption of `b` goes to the first thread, never to `a`.
-        threads.switch_after_syscall(&mut hart, GiveWay::Wait(FutexWait::futex(4, 1, None)), 0);
+        threads.switch_after_syscall(
+            &mut hart,
+            GiveWay::Wait(FutexWait::futex(4, 1, None)),
+            &mut signals,
+        );
         assert_eq!(threads.tid(), b);
-        threads.preempt(&mut hart, 0);
+        threads.preempt(&mut hart, &mut signals);
         assert_eq!(threads.tid(), 7);
-        threads.preempt(&mut hart, 0);
+        threads.preempt(&mut hart, &mut signals);
         assert_eq!(threads.tid(), b);
         // FUTEX_REQUEUE moves `a` to another word; a wake there finds it.
         assert_eq!(threads.requeue(4, 0, 8, 1), (0, 1));
@@ -506,13 +624,14 @@ mod tests {
     fn a_wait_with_a_deadline_times_out_when_nothing_else_can_run() {
         let mut threads = Threads::new(1);
         let mut hart = hart_at(0);
+        let mut signals = SignalState::default();
         threads.spawn(&hart, 0, None, 0, 0);
-        threads.switch_after_syscall(&mut hart, GiveWay::Exit, 0);
+        threads.switch_after_syscall(&mut hart, GiveWay::Exit, &mut signals);
         let deadline = Instant::now() + Duration::from_millis(5);
         threads.switch_after_syscall(
             &mut hart,
             GiveWay::Wait(FutexWait::futex(0, u32::MAX, Some(deadline))),
-            0,
+            &mut signals,
         );
         // The waiter was the only thread left: it times out and runs.
         assert_eq!(hart.x[10], (-libc::ETIMEDOUT) as u32);
@@ -523,6 +642,7 @@ mod tests {
     fn a_call_that_gave_way_keeps_its_deadline_across_switches_and_only_its_own() {
         let mut threads = Threads::new(100);
         let mut hart = hart_at(0x1000);
+        let mut signals = SignalState::default();
         assert_eq!(threads.others_need_hart_at(), None);
         threads.spawn(&hart, 0x4000, None, 0, 0);
         // The new thread is runnable: the running one may not wait on the host at all.
@@ -531,12 +651,12 @@ mod tests {
             .is_some_and(|t| t <= Instant::now()));
         let deadline = threads.retry_deadline(0x1000, Duration::from_secs(5));
         threads.retry_until(0x1000, deadline);
-        threads.switch_after_syscall(&mut hart, GiveWay::Yield, 0);
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, &mut signals);
         assert_eq!(threads.tid(), 101);
         // The other thread has no retry of its own.
         let fresh = threads.retry_deadline(0x1000, Duration::from_secs(60));
         assert!(fresh > deadline);
-        threads.switch_after_syscall(&mut hart, GiveWay::Yield, 0);
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, &mut signals);
         assert_eq!((threads.tid(), hart.pc), (100, 0x1000));
         // The same ecall runs again: same deadline, whatever timeout it reads now.
         assert_eq!(
@@ -565,22 +685,126 @@ mod tests {
     fn others_need_the_hart_at_the_first_deadline_of_their_waits() {
         let mut threads = Threads::new(100);
         let mut hart = hart_at(0x1000);
+        let mut signals = SignalState::default();
         threads.spawn(&hart, 0x4000, None, 0, 0);
         threads.spawn(&hart, 0x4000, None, 0, 0);
         let later = Instant::now() + Duration::from_secs(30);
         // The running thread (100) sleeps until `later`; 101 runs and waits on a futex with
         // no deadline; 102 runs: the others need the hart at `later`.
-        threads.switch_after_syscall(&mut hart, GiveWay::Wait(FutexWait::sleep(later)), 0);
+        threads.switch_after_syscall(
+            &mut hart,
+            GiveWay::Wait(FutexWait::sleep(later, 0)),
+            &mut signals,
+        );
         assert_eq!(threads.tid(), 101);
         let wait = FutexWait::futex(0x6000, u32::MAX, None);
-        threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), 0);
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), &mut signals);
         assert_eq!(threads.tid(), 102);
         assert_eq!(threads.others_need_hart_at(), Some(later));
         // 102 sleeps briefly: every thread waits, 102's sleep ends first and it runs on.
         let soon = Instant::now() + Duration::from_millis(20);
-        threads.switch_after_syscall(&mut hart, GiveWay::Wait(FutexWait::sleep(soon)), 0);
+        threads.switch_after_syscall(
+            &mut hart,
+            GiveWay::Wait(FutexWait::sleep(soon, 0)),
+            &mut signals,
+        );
         assert_eq!(threads.tid(), 102);
         assert!(Instant::now() >= soon);
         assert_eq!(threads.others_need_hart_at(), Some(later));
+    }
+
+    #[test]
+    fn a_signal_for_a_parked_thread_waits_for_it_and_ends_its_wait_unless_blocked() {
+        let usr1 = 1u64 << 9;
+        let mut threads = Threads::new(100);
+        let mut hart = hart_at(0x1000);
+        let mut signals = SignalState::default();
+        let blocking = threads.spawn(&hart, 0, None, 0, usr1);
+        let sleeping = threads.spawn(&hart, 0, None, 0, 0);
+        // 100 yields; `blocking` waits on a futex; `sleeping` sleeps 5 s.
+        let wait = FutexWait::futex(0x6000, u32::MAX, None);
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, &mut signals);
+        assert_eq!(threads.tid(), blocking);
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), &mut signals);
+        assert_eq!(threads.tid(), sleeping);
+        hart.x[10] = 0;
+        let later = Instant::now() + Duration::from_secs(5);
+        threads.switch_after_syscall(
+            &mut hart,
+            GiveWay::Wait(FutexWait::sleep(later, 0x7000)),
+            &mut signals,
+        );
+        assert_eq!(threads.tid(), 100);
+        let info = SigInfo::default();
+        // `blocking` blocks SIGUSR1: the signal waits for it, its wait goes on.
+        assert_eq!(threads.raise_for(blocking, 10, info), Ok(None));
+        assert!(threads
+            .parked
+            .iter()
+            .any(|p| p.tid == blocking && p.wait.is_some()));
+        // `sleeping` does not: its sleep ends with EINTR and the time left for `rem`.
+        let cut = threads.raise_for(sleeping, 10, info).unwrap().unwrap();
+        assert_eq!(cut.rem, 0x7000);
+        assert!(cut.left > Duration::from_secs(4) && cut.left <= Duration::from_secs(5));
+        assert_eq!(threads.raise_for(555, 10, info), Err(()));
+        // The sleeper runs next, with its signal pending for it alone.
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, &mut signals);
+        assert_eq!(threads.tid(), sleeping);
+        assert_eq!(hart.x[10], (-libc::EINTR) as u32);
+        let own = signals.park_thread();
+        assert_eq!((own.mask, own.pending), (0, usr1));
+    }
+
+    #[test]
+    fn a_process_signal_the_running_thread_blocks_wakes_one_thread_that_takes_it() {
+        let usr2 = 1u64 << 11;
+        let mut threads = Threads::new(100);
+        let mut hart = hart_at(0x1000);
+        let mut signals = SignalState::default();
+        let blocks_it = threads.spawn(&hart, 0, None, 0, usr2);
+        let takes_it = threads.spawn(&hart, 0, None, 0, 0);
+        let wait = FutexWait::futex(0x6000, u32::MAX, None);
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, &mut signals);
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), &mut signals);
+        threads.switch_after_syscall(&mut hart, GiveWay::Wait(wait), &mut signals);
+        assert_eq!(threads.tid(), 100);
+        assert!(threads.parked.iter().all(|p| p.wait.is_some()));
+        assert_eq!(threads.wake_to_take(usr2), None);
+        let woken: Vec<u32> = threads
+            .parked
+            .iter()
+            .filter(|p| p.wait.is_none())
+            .map(|p| p.tid)
+            .collect();
+        assert_eq!(woken, [takes_it]);
+        assert!(threads
+            .parked
+            .iter()
+            .any(|p| p.tid == blocks_it && p.wait.is_some()));
+        // Runnable now, it will take the signal on its turn: nothing more is woken.
+        assert_eq!(threads.wake_to_take(usr2), None);
+        assert!(threads
+            .parked
+            .iter()
+            .any(|p| p.tid == blocks_it && p.wait.is_some()));
+    }
+
+    #[test]
+    fn a_thread_whose_call_gave_way_resumes_at_that_call_until_a_syscall_starts() {
+        let mut threads = Threads::new(100);
+        let mut hart = hart_at(0x1000);
+        let mut signals = SignalState::default();
+        threads.spawn(&hart, 0, None, 0, 0);
+        threads.switch_after_syscall(&mut hart, GiveWay::Retry, &mut signals);
+        assert!(
+            !threads.resumes_syscall_at(hart.pc),
+            "the new thread was not in a call"
+        );
+        threads.switch_after_syscall(&mut hart, GiveWay::Yield, &mut signals);
+        assert_eq!((threads.tid(), hart.pc), (100, 0x1000));
+        assert!(threads.resumes_syscall_at(0x1000));
+        assert!(!threads.resumes_syscall_at(0x1004));
+        threads.syscall_started();
+        assert!(!threads.resumes_syscall_at(0x1000));
     }
 }
