@@ -579,7 +579,8 @@ impl Process {
     }
 
     pub(super) fn sys_kill(&mut self, pid: i32, signo: i32) -> SysResult {
-        if pid == 0 || pid == self.pid as i32 {
+        // A thread's id names its process (and is no host process's).
+        if pid == 0 || pid == self.pid as i32 || (pid > 0 && self.threads.has(pid as u32)) {
             let info = self.self_info(code::SI_USER);
             return self.signal_self(signo, info);
         }
@@ -844,7 +845,8 @@ impl Process {
         if let Some(tid) = tid {
             return self.signal_thread(tid, signo, info);
         }
-        if pid == self.pid {
+        // Another thread's id names the process too, as on Linux.
+        if pid == self.pid || self.threads.has(pid) {
             return self.signal_self(signo, info);
         }
         // To another process, only the kernel may claim to be the kernel or `tkill` (as

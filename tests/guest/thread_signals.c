@@ -2,9 +2,9 @@
  * pthread_kill to a running thread, to itself, to a thread in a condition wait, in nanosleep
  * (EINTR and the time left), in a read of an empty pipe (SA_RESTART restarts it, without it
  * EINTR), in sigsuspend; a signal for the process that the sending thread blocks, taken by the
- * thread that does not; rt_tgsigqueueinfo's value; tgkill with another process's id;
- * pthread_cancel of threads in nanosleep, pause, a condition wait, a pipe read and a
- * pthread_testcancel loop. Every result is printed by the main thread after the join, so the
+ * thread that does not; rt_tgsigqueueinfo's value; kill of a thread's id; tgkill with another
+ * process's id; pthread_cancel of threads in nanosleep, pause, a condition wait, a pipe read
+ * and a pthread_testcancel loop. Every result is printed by the main thread after the join, so the
  * output does not depend on how the threads interleave; where a signal must find a thread
  * blocked, it is sent again until the thread is done (qemu runs threads in parallel). */
 #define _GNU_SOURCE
@@ -310,6 +310,7 @@ int main(void) {
         sched_yield();
     check(r == 0 && handler_value == 4321 && handler_tid == tid,
           "rt_tgsigqueueinfo: value and thread");
+    check(kill(tid, 0) == 0, "kill of a thread's id reaches this process");
     stop_spinning = 1;
     pthread_join(t, NULL);
 
