@@ -420,7 +420,7 @@ impl Process {
     }
 
     /// A host pointer and length for a guest buffer the host will read, clamped likewise.
-    fn in_buffer(&self, va: u32, len: u32) -> Result<(*const u8, usize), SysError> {
+    pub(super) fn in_buffer(&self, va: u32, len: u32) -> Result<(*const u8, usize), SysError> {
         let len = len.min(MAX_RW_COUNT);
         let ok = self.mem.accessible_len(va, len as u64, perm::R) as u32;
         if ok == 0 && len != 0 {
@@ -471,7 +471,7 @@ impl Process {
     }
 
     /// Translate a guest iovec array into host iovecs over checked guest memory.
-    fn host_iovecs(
+    pub(super) fn host_iovecs(
         &mut self,
         iov: u32,
         count: u32,

@@ -23,6 +23,7 @@ mod fd_transfer;
 mod fs;
 pub mod host_fault;
 mod loader;
+mod long_write;
 mod mem;
 mod misaligned;
 mod mman;

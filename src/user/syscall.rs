@@ -286,7 +286,13 @@ impl Process {
         self.threads.syscall_started();
         self.wait_limit = self.threads.others_need_hart_at();
         let may_wait = self.wait_limit.is_some() || resumed_with_signal;
-        let result = if may_wait && !self.ready_by_wait_limit(number, a) {
+        let in_turns = match number {
+            nr::WRITE | nr::WRITEV => self.write_in_turns(hart.pc, number, a),
+            _ => None,
+        };
+        let result = if let Some(result) = in_turns {
+            result
+        } else if may_wait && !self.ready_by_wait_limit(number, a) {
             // A blocking call a signal interrupts (its handler runs, then it fails with EINTR
             // or restarts).
             if self.signal_deliverable() {

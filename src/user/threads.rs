@@ -4,7 +4,7 @@
 //! the running thread has used its time slice ([`TIME_SLICE`] instructions), and in the
 //! syscalls that give way (a futex wait, a sleep, `sched_yield`, a thread's `exit`, and a
 //! syscall that would block the host thread: a read of an empty pipe or terminal, a write to
-//! a full pipe, `ppoll`/`pselect6`/`epoll_pwait` with nothing ready, a socket's accept,
+//! a full pipe (a long write goes in turns, [`super::long_write`]), `ppoll`/`pselect6`/`epoll_pwait` with nothing ready, a socket's accept,
 //! receive or send, `wait4`/`waitid` with no child to report, `rt_sigsuspend` and
 //! `rt_sigtimedwait` with no signal, which runs again on the thread's next turn). With one host
 //! thread every guest load, store and atomic sequence is as atomic as on one CPU, an LR/SC
@@ -18,8 +18,8 @@
 //! that the running thread blocks) ends that thread's futex wait or sleep with EINTR, as a
 //! signal interrupts a blocking call on Linux; a thread whose call gave way finds the signal
 //! when the call runs again, and the call fails with EINTR or restarts as on Linux. Not
-//! modelled: other host syscalls that block (an `open` of a FIFO, a write of more than a
-//! pipe's free space, a `connect` that waits) hold every thread.
+//! modelled: other host syscalls that block (an `open` of a FIFO, a `connect` that waits)
+//! hold every thread.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -103,6 +103,7 @@ struct Parked {
     signals: ThreadSignals,
     wait: Option<FutexWait>,
     retry: Option<Retry>,
+    written: Option<Written>,
     /// Its syscall gave way ([`GiveWay::Retry`]): pc is at the ecall that runs again.
     at_retry: bool,
 }
@@ -113,6 +114,14 @@ struct Parked {
 struct Retry {
     pc: u32,
     deadline: Instant,
+}
+
+/// A write that gave way with part of its bytes written ([`super::long_write`]): the ecall at
+/// `pc` has written `done` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Written {
+    pc: u32,
+    done: u64,
 }
 
 impl Parked {
@@ -150,6 +159,8 @@ pub struct Threads {
     give_way: Option<GiveWay>,
     /// The running thread's syscall that gave way and will run again, if it has a timeout.
     retry: Option<Retry>,
+    /// The running thread's write that gave way part-written, if any.
+    written: Option<Written>,
     /// The running thread was parked at a syscall that gave way, at this pc: no signal is
     /// delivered before that ecall runs again (the call itself sees it and fails with EINTR
     /// or restarts, as a blocking call interrupted on Linux).
@@ -169,6 +180,7 @@ impl Threads {
             slice_end: u64::MAX,
             give_way: None,
             retry: None,
+            written: None,
             resumes_syscall_at: None,
             warned_stuck: false,
         }
@@ -226,6 +238,18 @@ impl Threads {
     /// The running thread's syscall finished: the next one starts afresh.
     pub fn end_retry(&mut self) {
         self.retry = None;
+        self.written = None;
+    }
+
+    /// The bytes the running thread's write at `pc` wrote in its earlier turns (0 for a new
+    /// write).
+    pub fn written_before(&self, pc: u32) -> u64 {
+        self.written.filter(|w| w.pc == pc).map_or(0, |w| w.done)
+    }
+
+    /// The running thread's write at `pc` gives way with `done` bytes written.
+    pub fn write_gives_way(&mut self, pc: u32, done: u64) {
+        self.written = Some(Written { pc, done });
     }
 
     /// Whether the running thread is about to run again, at `pc`, a syscall that gave way
@@ -314,6 +338,7 @@ impl Threads {
             signals: ThreadSignals::with_mask(sigmask),
             wait: None,
             retry: None,
+            written: None,
             at_retry: false,
         };
         child.x[10] = 0;
@@ -433,6 +458,7 @@ impl Threads {
             signals: signals.park_thread(),
             wait,
             retry: self.retry,
+            written: self.written,
             at_retry,
         };
         self.parked.push_back(running);
@@ -497,6 +523,7 @@ impl Threads {
         self.tid = next.tid;
         self.clear_child_tid = next.clear_child_tid;
         self.retry = next.retry;
+        self.written = next.written;
         self.resumes_syscall_at = next.at_retry.then_some(next.pc);
         self.slice_end = if self.parked.is_empty() {
             u64::MAX

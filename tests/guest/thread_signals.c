@@ -1,10 +1,11 @@
 /* thread_signals: signals sent to one thread, and what they do to a thread that waits.
  * pthread_kill to a running thread, to itself, to a thread in a condition wait, in nanosleep
  * (EINTR and the time left), in a read of an empty pipe (SA_RESTART restarts it, without it
- * EINTR), in sigsuspend; a signal for the process that the sending thread blocks, taken by the
- * thread that does not; rt_tgsigqueueinfo's value; kill of a thread's id; tgkill with another
- * process's id; pthread_cancel of threads in nanosleep, pause, a condition wait, a pipe read
- * and a pthread_testcancel loop. Every result is printed by the main thread after the join, so the
+ * EINTR), in a write into a full pipe (the count written), in sigsuspend; a signal for the
+ * process that the sending thread blocks, taken by the thread that does not;
+ * rt_tgsigqueueinfo's value; kill of a thread's id; tgkill with another process's id;
+ * pthread_cancel of threads in nanosleep, pause, a condition wait, a pipe read and a
+ * pthread_testcancel loop. Every result is printed by the main thread after the join, so the
  * output does not depend on how the threads interleave; where a signal must find a thread
  * blocked, it is sent again until the thread is done (qemu runs threads in parallel). */
 #define _GNU_SOURCE
@@ -127,6 +128,19 @@ static void *reader(void *arg) {
     struct read_result *res = arg;
     ready_tid = gettid_();
     res->r = read(pipe_fds[0], &res->byte, 1);
+    res->err = errno;
+    finished = 1;
+    return NULL;
+}
+
+static int full_fds[2];
+
+/* Writes 1 MiB into a pipe nobody reads: it blocks once the pipe is full. */
+static void *pipe_filler(void *arg) {
+    struct read_result *res = arg;
+    static char big[1 << 20];
+    ready_tid = gettid_();
+    res->r = write(full_fds[1], big, sizeof big);
     res->err = errno;
     finished = 1;
     return NULL;
@@ -267,6 +281,14 @@ int main(void) {
     signal_until_finished(t, SIGUSR1, 0);
     pthread_join(t, NULL);
     check(rr.r == -1 && rr.err == EINTR, "read interrupted (no SA_RESTART): EINTR");
+
+    /* A write blocked on a full pipe returns the bytes it wrote when a signal comes. */
+    if (pipe(full_fds) != 0)
+        die("pipe");
+    t = start(pipe_filler, &rr, &tid);
+    signal_until_finished(t, SIGUSR1, 0);
+    pthread_join(t, NULL);
+    check(rr.r > 0 && rr.r < (1 << 20), "write into a full pipe interrupted: the count written");
 
     /* sigsuspend returns EINTR once the handler ran. */
     t = start(suspender, NULL, &tid);

@@ -5,7 +5,8 @@
  * that must let the other threads run meanwhile, select, poll and waitpid that must let
  * another thread (the writer, the child's waker) run, select's timeout running out while
  * another thread spins, a pipe filled past its capacity by one thread and drained by
- * another, thread ids, each thread's own
+ * another, one write, writev and socket write larger than the pipe or socket holds while
+ * another thread drains it, thread ids, each thread's own
  * signal mask (exiting threads block every signal: the main thread's mask must not change),
  * fork from a threaded process, and the main thread leaving with pthread_exit while another
  * thread finishes the process. Only the main thread prints until the end, so the output does not depend on how
@@ -19,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -163,12 +166,13 @@ static void *spinner(void *arg) {
 enum { BULK = 256 * 1024, CHUNK = 4096 };
 static long bulk_total;
 
+/* Reads BULK bytes from descriptor `arg`; returns their sum. */
 static void *bulk_reader(void *arg) {
-    (void)arg;
+    int fd = (int)(long)arg;
     static char buf[CHUNK];
     long total = 0, sum = 0;
     while (total < BULK) {
-        ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+        ssize_t n = read(fd, buf, sizeof buf);
         if (n <= 0)
             break;
         for (ssize_t i = 0; i < n; i++)
@@ -378,7 +382,7 @@ int main(void) {
     long sum = 0;
     for (int i = 0; i < CHUNK; i++)
         chunk[i] = (char)(i * 7 + 3);
-    pthread_create(&bulk, NULL, bulk_reader, NULL);
+    pthread_create(&bulk, NULL, bulk_reader, (void *)(long)pipe_fds[0]);
     for (long done = 0; done < BULK; done += CHUNK) {
         write(pipe_fds[1], chunk, CHUNK); /* the pipe holds 64 KiB: the reader must run */
         for (int i = 0; i < CHUNK; i++)
@@ -387,6 +391,28 @@ int main(void) {
     pthread_join(bulk, &got);
     printf("pipe past its capacity: reader got everything %s\n",
            (long)got == sum && bulk_total == BULK ? "yes" : "no");
+
+    /* One write, one writev, and one write into a stream socket, each of more than the pipe
+     * or socket holds, drained by another thread. */
+    static char big[BULK];
+    long big_sum = 0;
+    for (int i = 0; i < BULK; i++) {
+        big[i] = (char)(i * 13 + 1);
+        big_sum += (unsigned char)big[i];
+    }
+    int stream[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, stream) != 0)
+        return 98;
+    struct iovec halves[2] = {{big, BULK / 2}, {big + BULK / 2, BULK / 2}};
+    for (int way = 0; way < 3; way++) {
+        int from = way == 2 ? stream[0] : pipe_fds[0], to = way == 2 ? stream[1] : pipe_fds[1];
+        pthread_create(&bulk, NULL, bulk_reader, (void *)(long)from);
+        ssize_t wrote = way == 1 ? writev(to, halves, 2) : write(to, big, BULK);
+        pthread_join(bulk, &got);
+        printf("one %s of 256 KiB another thread drains: wrote all %s, reader got it all %s\n",
+               way == 0 ? "pipe write" : way == 1 ? "pipe writev" : "socket write",
+               wrote == BULK ? "yes" : "no", (long)got == big_sum && bulk_total == BULK ? "yes" : "no");
+    }
 
     int gate[2];
     pipe(gate);
