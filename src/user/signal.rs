@@ -10,8 +10,8 @@
 //! Host signals (every signal but the synchronous faults, SIGKILL and SIGSTOP, as qemu-user
 //! forwards them) reach the guest through its dispositions and mask: the host disposition of
 //! each follows the guest's (ignored: ignored on the host too; a handler, or a default action
-//! that kills: a host handler that only sets a bit in [`HOST_PENDING`], which the run loop
-//! checks once per block; a default that ignores or stops: the host default), and the host
+//! that kills: a host handler that only keeps the siginfo ([`HOST_INFO`]) and sets a bit in
+//! [`HOST_PENDING`], which the run loop checks once per block; a default that ignores or stops: the host default), and the host
 //! signal mask follows the guest's, so a blocked signal stays pending in the host kernel
 //! (interrupting nothing) until the guest unblocks it. A default action that kills makes
 //! rv32vm die of the same signal once the signal is delivered.
@@ -21,7 +21,7 @@
 //! trampoline (`li a7, 139; ecall`). A syscall interrupted by a handler with SA_RESTART is
 //! re-executed after the handler returns.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::cpu::Hart;
 use crate::exec::platform::Stop;
@@ -78,9 +78,49 @@ const MINSIGSTKSZ: u32 = 2048;
 /// Signals raised on the host for signals the guest handles; bit n-1 for signal n.
 static HOST_PENDING: AtomicU64 = AtomicU64::new(0);
 
-extern "C" fn record_host_signal(signo: libc::c_int) {
-    if (1..=64).contains(&signo) {
-        HOST_PENDING.fetch_or(1 << (signo - 1), Ordering::SeqCst);
+/// The siginfo of the last host signal of each number (index signo): si_code, then the three
+/// words of the union that the guest's siginfo carries (si_pid, si_uid and si_status of a
+/// SIGCHLD; si_pid, si_uid and si_value of a `sigqueue`; the timer id, overrun count and
+/// si_value of a POSIX timer).
+static HOST_INFO: [[AtomicU32; 4]; 32] = [const { [const { AtomicU32::new(0) }; 4] }; 32];
+
+/// Byte offsets in the host's (x86-64) `siginfo_t`: si_code, and the union's first three
+/// 32-bit words (the union starts 8-aligned, after three ints).
+const HOST_SI_CODE: usize = 8;
+const HOST_SI_WORDS: [usize; 3] = [16, 20, 24];
+
+extern "C" fn record_host_signal(
+    signo: libc::c_int,
+    info: *mut libc::siginfo_t,
+    _context: *mut libc::c_void,
+) {
+    if !(1..=31).contains(&signo) {
+        return;
+    }
+    if !info.is_null() {
+        let slot = &HOST_INFO[signo as usize];
+        let word = |off: usize| {
+            // SAFETY: the kernel passes a valid siginfo_t (128 bytes) to an SA_SIGINFO handler;
+            // every offset read is inside it.
+            unsafe { info.cast::<u8>().add(off).cast::<u32>().read_unaligned() }
+        };
+        slot[0].store(word(HOST_SI_CODE), Ordering::Relaxed);
+        for (i, &off) in HOST_SI_WORDS.iter().enumerate() {
+            slot[i + 1].store(word(off), Ordering::Relaxed);
+        }
+    }
+    // SeqCst: whoever sees the bit sees the info stored before it.
+    HOST_PENDING.fetch_or(1 << (signo - 1), Ordering::SeqCst);
+}
+
+/// The siginfo recorded for host signal `signo`.
+fn host_info(signo: i32) -> SigInfo {
+    let slot = &HOST_INFO[signo as usize];
+    SigInfo {
+        code: slot[0].load(Ordering::Relaxed) as i32,
+        word0: slot[1].load(Ordering::Relaxed),
+        word1: slot[2].load(Ordering::Relaxed),
+        word2: slot[3].load(Ordering::Relaxed),
     }
 }
 
@@ -421,14 +461,21 @@ impl SignalState {
             SIG_DFL if default_ignored(signo) => libc::SIG_DFL,
             // A handler, or a default action that kills: record it for delivery between
             // blocks, so the guest's mask applies and rv32vm dies in good order.
-            _ => record_host_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            _ => {
+                record_host_signal
+                    as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as libc::sighandler_t
+            }
         };
-        // SAFETY: the handler only performs an atomic fetch_or (async-signal-safe); the
+        // SAFETY: the handler only performs atomic loads and stores (async-signal-safe); the
         // sigaction struct is fully initialised. No SA_RESTART: interrupted host syscalls
         // return EINTR so the guest's own SA_RESTART choice decides.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = host_handler;
+            if host_handler != libc::SIG_IGN && host_handler != libc::SIG_DFL {
+                sa.sa_flags = libc::SA_SIGINFO;
+            }
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(signo, &sa, std::ptr::null_mut());
         }
@@ -528,7 +575,7 @@ impl SignalState {
         while host != 0 {
             let signo = host.trailing_zeros() as i32 + 1;
             host &= host - 1;
-            self.raise(signo, SigInfo::default());
+            self.raise(signo, host_info(signo));
         }
     }
 

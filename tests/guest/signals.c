@@ -1,6 +1,7 @@
 /* signals: handlers with siginfo, masks and pending signals, synchronous faults (SIGSEGV on a
  * read-only page and on an unmapped address, SIGILL, SIGTRAP) recovered by siglongjmp or by
- * advancing the pc in the ucontext, sigaltstack, and an interval timer. */
+ * advancing the pc in the ucontext, sigaltstack, an interval timer, and the siginfo of signals
+ * from a child process (SIGCHLD's pid and status, sigqueue's pid and value). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include "guest_util.h"
@@ -57,6 +59,24 @@ static void on_ill_or_trap(int sig, siginfo_t *info, void *ctx) {
 static void on_alarm(int sig) {
     (void)sig;
     alarm_count++;
+}
+
+static volatile sig_atomic_t got_chld, got_usr2, chld_pid, chld_code, chld_status, usr2_pid,
+    usr2_code, usr2_value;
+
+static void on_from_child(int signo, siginfo_t *info, void *ctx) {
+    (void)ctx;
+    if (signo == SIGCHLD) {
+        chld_pid = info->si_pid;
+        chld_code = info->si_code;
+        chld_status = info->si_status;
+        got_chld = 1;
+    } else {
+        usr2_pid = info->si_pid;
+        usr2_code = info->si_code;
+        usr2_value = info->si_value.sival_int;
+        got_usr2 = 1;
+    }
 }
 
 int main(void) {
@@ -205,6 +225,34 @@ int main(void) {
     printf("sigsuspend returned %d, handler ran during it: %d\n", rs,
            usr1_count == before_suspend + 1);
     sigprocmask(SIG_SETMASK, &old, NULL);
+
+    /* Signals from another process carry its siginfo: SIGCHLD the child's pid and status,
+     * sigqueue its pid and value. */
+    struct sigaction chld;
+    memset(&chld, 0, sizeof chld);
+    chld.sa_sigaction = on_from_child;
+    chld.sa_flags = SA_SIGINFO;
+    sigaction(SIGCHLD, &chld, NULL);
+    sigaction(SIGUSR2, &chld, NULL);
+    sigset_t from_child;
+    sigemptyset(&from_child);
+    sigaddset(&from_child, SIGCHLD);
+    sigaddset(&from_child, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &from_child, &old);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        sigqueue(getppid(), SIGUSR2, (union sigval){.sival_int = 31337});
+        _exit(7);
+    }
+    while (!(got_chld && got_usr2))
+        sigsuspend(&old);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    waitpid(child, NULL, 0);
+    printf("SIGCHLD siginfo: child's pid %d, CLD_EXITED %d, status %d\n", chld_pid == child,
+           chld_code == CLD_EXITED, chld_status);
+    printf("sigqueue from the child: its pid %d, SI_QUEUE %d, value %d\n", usr2_pid == child,
+           usr2_code == SI_QUEUE, usr2_value);
 
     printf("failures=%d\n", guest_failures);
     return guest_failures ? 1 : 0;

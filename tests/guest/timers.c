@@ -1,6 +1,6 @@
 /* timers: timer file descriptors (one-shot and periodic, read blocking and non-blocking,
  * gettime, an absolute deadline, poll) and POSIX timers (SIGEV_SIGNAL to a handler, a periodic
- * one counted, gettime, SIGEV_NONE, delete, bad ids and clocks). Prints counts and flags, not
+ * one counted, the value in a siginfo handler's si_value, gettime, SIGEV_NONE, delete, bad ids and clocks). Prints counts and flags, not
  * times. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +19,15 @@ static volatile sig_atomic_t ticks;
 static void on_tick(int signo) {
     (void)signo;
     ticks++;
+}
+
+static volatile sig_atomic_t timer_code, timer_value;
+
+static void on_timer_info(int signo, siginfo_t *info, void *ctx) {
+    (void)signo;
+    (void)ctx;
+    timer_code = info->si_code;
+    timer_value = info->si_value.sival_int;
 }
 
 static struct timespec ms(long n) {
@@ -110,6 +119,22 @@ int main(void) {
     errno = 0;
     r = timer_settime(t, 0, &its, NULL);
     printf("deleted timer: %d %s\n", r, errno == EINVAL ? "EINVAL" : strerror(errno));
+
+    /* A handler with siginfo sees SI_TIMER and the timer's value. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_timer_info;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR1, &sa, NULL);
+    sev.sigev_value.sival_int = 4242;
+    check(timer_create(CLOCK_MONOTONIC, &sev, &t) == 0, "timer_create with a value");
+    its = (struct itimerspec){.it_value = ms(5)};
+    timer_settime(t, 0, &its, NULL);
+    while (timer_code == 0)
+        sigsuspend(&open_mask);
+    printf("POSIX timer's siginfo: SI_TIMER %d, value %d\n", timer_code == SI_TIMER,
+           (int)timer_value);
+    timer_delete(t);
 
     sev.sigev_notify = SIGEV_NONE;
     timer_t quiet;
