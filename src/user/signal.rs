@@ -82,7 +82,8 @@ static HOST_PENDING: AtomicU64 = AtomicU64::new(0);
 /// words of the union that the guest's siginfo carries (si_pid, si_uid and si_status of a
 /// SIGCHLD; si_pid, si_uid and si_value of a `sigqueue`; the timer id, overrun count and
 /// si_value of a POSIX timer).
-static HOST_INFO: [[AtomicU32; 4]; 32] = [const { [const { AtomicU32::new(0) }; 4] }; 32];
+static HOST_INFO: [[AtomicU32; 4]; sig::NSIG as usize + 1] =
+    [const { [const { AtomicU32::new(0) }; 4] }; sig::NSIG as usize + 1];
 
 /// Byte offsets in the host's (x86-64) `siginfo_t`: si_code, and the union's first three
 /// 32-bit words (the union starts 8-aligned, after three ints).
@@ -94,7 +95,7 @@ extern "C" fn record_host_signal(
     info: *mut libc::siginfo_t,
     _context: *mut libc::c_void,
 ) {
-    if !(1..=31).contains(&signo) {
+    if !host_signal(signo) {
         return;
     }
     if !info.is_null() {
@@ -194,12 +195,17 @@ fn default_ignored(signo: i32) -> bool {
 /// SIGKILL and SIGSTOP cannot be caught or blocked.
 const fn forwarded(signo: i32) -> bool {
     use sig::*;
-    signo >= 1
-        && signo <= 31
+    host_signal(signo)
         && !matches!(
             signo,
-            SIGILL | SIGTRAP | SIGBUS | SIGFPE | SIGKILL | SIGSEGV | SIGSTOP
+            SIGILL | SIGTRAP | SIGBUS | SIGFPE | SIGKILL | SIGSTOP | SIGSEGV
         )
+}
+
+/// Whether signal `signo` is one the host can deliver to rv32vm as itself: 1-31 and the
+/// real-time signals from 34 (the host's C library keeps 32 and 33 for itself).
+pub const fn host_signal(signo: i32) -> bool {
+    (signo >= 1 && signo <= 31) || (signo >= 34 && signo <= sig::NSIG)
 }
 
 /// Whether host signal `signo` reaches the guest ([`forwarded`]).
@@ -211,7 +217,7 @@ pub fn is_forwarded(signo: i32) -> bool {
 const FORWARDED: u64 = {
     let mut set = 0u64;
     let mut signo = 1;
-    while signo <= 31 {
+    while signo <= sig::NSIG {
         if forwarded(signo) {
             set |= bit(signo);
         }
@@ -339,7 +345,7 @@ impl SignalState {
     /// signal mask is kept, as both survive execve on Linux.
     pub fn inherited_from_host() -> SignalState {
         let mut state = SignalState::default();
-        for signo in 1..=31 {
+        for signo in 1..=sig::NSIG {
             // Rust's runtime ignores SIGPIPE in every program, so the host disposition says
             // nothing about what our parent chose: SIGPIPE starts with its default.
             if !forwarded(signo) || signo == sig::SIGPIPE {
@@ -376,7 +382,7 @@ impl SignalState {
     /// From now on the host's dispositions and mask follow the guest's: install them.
     pub fn take_over_host_signals(&mut self) {
         self.host_sync = true;
-        for signo in 1..=31 {
+        for signo in 1..=sig::NSIG {
             let handler = self.action(signo).handler;
             self.mirror_on_host(signo, handler);
         }
@@ -494,7 +500,7 @@ impl SignalState {
             libc::sigpending(&mut set);
             set
         };
-        (1..=31)
+        (1..=sig::NSIG)
             .filter(|&s| forwarded(s))
             // SAFETY: `set` is initialised; sigismember only reads it.
             .filter(|&s| unsafe { libc::sigismember(&set, s) } == 1)
@@ -1252,7 +1258,7 @@ pub fn default_action_without_core(signo: i32) {
 /// End this host process by signal `signo` (default action), without a core dump. Returns
 /// only if the signal does not kill (not a signal number, or one whose default is to ignore).
 pub fn die_of_signal(signo: i32) {
-    if !(1..=31).contains(&signo) || default_ignored(signo) {
+    if !host_signal(signo) || default_ignored(signo) {
         return;
     }
     default_action_without_core(signo);
@@ -1376,7 +1382,9 @@ mod tests {
         ] {
             assert!(FORWARDED & bit(signo) == 0, "{}", signal_name(signo));
         }
-        assert_eq!(FORWARDED >> 31, 0, "no real-time signals");
+        // The host C library's own real-time signals stay the host's; the rest are forwarded.
+        assert_eq!(FORWARDED & (bit(32) | bit(33)), 0);
+        assert_eq!(FORWARDED >> 33, u64::MAX >> 33, "real-time signals 34-64");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Timers the guest creates: timer file descriptors (`timerfd_*`) and POSIX per-process
 //! timers (`timer_*`). Both are host timers: a timerfd is a host descriptor read through the
 //! usual paths, and a POSIX timer signals this host process, whose forwarded signal becomes
-//! the guest's (so only the forwarded signals 1-31 can be a timer's: a real-time signal, as
-//! musl's SIGEV_THREAD uses, is EINVAL). The guest's `struct itimerspec` (time64) has the
+//! the guest's (so only a forwarded signal can be a timer's: 32 and 33, which the host's C
+//! library keeps and musl's SIGEV_THREAD uses, are EINVAL). The guest's `struct itimerspec` (time64) has the
 //! host's layout; its `struct sigevent` is the 32-bit one.
 
 use super::syscall::{errno, host_result, read_timespec, write_timespec, SysError, SysResult};
@@ -102,7 +102,7 @@ impl Process {
         match notify {
             SIGEV_NONE => sev.sigev_notify = libc::SIGEV_NONE,
             // A thread's timer signals the process: signals are the process's here.
-            SIGEV_SIGNAL | SIGEV_THREAD_ID if (1..=31).contains(&signo) => {
+            SIGEV_SIGNAL | SIGEV_THREAD_ID if super::signal::host_signal(signo) => {
                 if !super::signal::is_forwarded(signo) {
                     return Err(errno(libc::EINVAL));
                 }

@@ -1,7 +1,8 @@
 /* signals: handlers with siginfo, masks and pending signals, synchronous faults (SIGSEGV on a
  * read-only page and on an unmapped address, SIGILL, SIGTRAP) recovered by siglongjmp or by
  * advancing the pc in the ucontext, sigaltstack, an interval timer, and the siginfo of signals
- * from a child process (SIGCHLD's pid and status, sigqueue's pid and value). */
+ * from a child process (SIGCHLD's pid and status, sigqueue's pid and value, a real-time
+ * signal's value). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -61,8 +62,8 @@ static void on_alarm(int sig) {
     alarm_count++;
 }
 
-static volatile sig_atomic_t got_chld, got_usr2, chld_pid, chld_code, chld_status, usr2_pid,
-    usr2_code, usr2_value;
+static volatile sig_atomic_t got_chld, got_usr2, got_rt, chld_pid, chld_code, chld_status,
+    usr2_pid, usr2_code, usr2_value, rt_value;
 
 static void on_from_child(int signo, siginfo_t *info, void *ctx) {
     (void)ctx;
@@ -71,6 +72,9 @@ static void on_from_child(int signo, siginfo_t *info, void *ctx) {
         chld_code = info->si_code;
         chld_status = info->si_status;
         got_chld = 1;
+    } else if (signo != SIGUSR2) {
+        rt_value = info->si_value.sival_int;
+        got_rt = 1;
     } else {
         usr2_pid = info->si_pid;
         usr2_code = info->si_code;
@@ -234,18 +238,21 @@ int main(void) {
     chld.sa_flags = SA_SIGINFO;
     sigaction(SIGCHLD, &chld, NULL);
     sigaction(SIGUSR2, &chld, NULL);
+    sigaction(SIGRTMIN + 2, &chld, NULL);
     sigset_t from_child;
     sigemptyset(&from_child);
     sigaddset(&from_child, SIGCHLD);
     sigaddset(&from_child, SIGUSR2);
+    sigaddset(&from_child, SIGRTMIN + 2);
     sigprocmask(SIG_BLOCK, &from_child, &old);
     fflush(stdout);
     pid_t child = fork();
     if (child == 0) {
         sigqueue(getppid(), SIGUSR2, (union sigval){.sival_int = 31337});
+        sigqueue(getppid(), SIGRTMIN + 2, (union sigval){.sival_int = 2718});
         _exit(7);
     }
-    while (!(got_chld && got_usr2))
+    while (!(got_chld && got_usr2 && got_rt))
         sigsuspend(&old);
     sigprocmask(SIG_SETMASK, &old, NULL);
     waitpid(child, NULL, 0);
@@ -253,6 +260,7 @@ int main(void) {
            chld_code == CLD_EXITED, chld_status);
     printf("sigqueue from the child: its pid %d, SI_QUEUE %d, value %d\n", usr2_pid == child,
            usr2_code == SI_QUEUE, usr2_value);
+    printf("real-time signal from the child: value %d\n", rt_value);
 
     printf("failures=%d\n", guest_failures);
     return guest_failures ? 1 : 0;

@@ -136,6 +136,23 @@ int main(void) {
            (int)timer_value);
     timer_delete(t);
 
+    /* The timer_create(2) example's signal: SIGRTMIN. */
+    sigaction(SIGRTMIN, &sa, NULL);
+    sigset_t rt;
+    sigemptyset(&rt);
+    sigaddset(&rt, SIGRTMIN);
+    sigprocmask(SIG_BLOCK, &rt, NULL);
+    sev.sigev_signo = SIGRTMIN;
+    sev.sigev_value.sival_int = 99;
+    timer_code = 0;
+    check(timer_create(CLOCK_REALTIME, &sev, &t) == 0, "timer_create with SIGRTMIN");
+    timer_settime(t, 0, &its, NULL);
+    while (timer_code == 0)
+        sigsuspend(&open_mask);
+    printf("SIGRTMIN timer: SI_TIMER %d, value %d\n", timer_code == SI_TIMER, (int)timer_value);
+    timer_delete(t);
+    sev.sigev_signo = SIGUSR1;
+
     sev.sigev_notify = SIGEV_NONE;
     timer_t quiet;
     check(timer_create(CLOCK_REALTIME, &sev, &quiet) == 0, "timer_create SIGEV_NONE");
