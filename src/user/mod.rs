@@ -220,8 +220,8 @@ pub struct Process {
     /// While a syscall runs: until when it may keep the host thread waiting before another
     /// guest thread needs the hart (`None`: no other thread could run meanwhile).
     wait_limit: Option<std::time::Instant>,
-    /// The host ids of the guest's POSIX timers (`timer_create`), deleted at `execve`.
-    posix_timers: Vec<i32>,
+    /// The guest's POSIX timers (`timer_create`), deleted at `execve`.
+    posix_timers: Vec<timers::PosixTimer>,
 }
 
 impl Process {

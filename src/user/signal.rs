@@ -575,16 +575,6 @@ impl SignalState {
         self.info[signo as usize] = info;
     }
 
-    /// Move signals the host caught into the pending set.
-    fn collect_host(&mut self) {
-        let mut host = HOST_PENDING.swap(0, Ordering::SeqCst);
-        while host != 0 {
-            let signo = host.trailing_zeros() as i32 + 1;
-            host &= host - 1;
-            self.raise(signo, host_info(signo));
-        }
-    }
-
     /// The lowest signal pending for the running thread that `mask` does not block.
     fn next_deliverable(&self, mask: u64) -> Option<i32> {
         let ready = self.pending_here() & !(mask & !UNBLOCKABLE);
@@ -665,15 +655,40 @@ impl Process {
         if signo == sig::SIGKILL {
             return Err(SysError::Stop(killed_by(signo)));
         }
-        if signo == 0 || self.signals.is_ignored(signo) {
-            return Ok(0);
+        if signo != 0 {
+            self.raise_for_thread(tid, signo, info);
+        }
+        Ok(0)
+    }
+
+    /// Mark `signo` (1..=NSIG) pending for thread `tid` of this process, unless ignored.
+    fn raise_for_thread(&mut self, tid: u32, signo: i32, info: SigInfo) {
+        if self.signals.is_ignored(signo) {
+            return;
         }
         if tid == self.threads.tid() {
             self.signals.raise_for_running_thread(signo, info);
         } else if let Ok(Some(cut_short)) = self.threads.raise_for(tid, signo, info) {
             self.write_sleep_left(cut_short);
         }
-        Ok(0)
+    }
+
+    /// Move the signals the host caught into the pending sets: a POSIX timer's signal as its
+    /// timer says ([`Process::timer_route`]: the guest's number, maybe for one thread).
+    fn collect_host(&mut self) {
+        let mut host = HOST_PENDING.swap(0, Ordering::SeqCst);
+        while host != 0 {
+            let signo = host.trailing_zeros() as i32 + 1;
+            host &= host - 1;
+            let info = host_info(signo);
+            match self.timer_route(signo, &info) {
+                Some((guest, Some(tid))) if self.threads.has(tid) => {
+                    self.raise_for_thread(tid, guest, info)
+                }
+                Some((guest, _)) => self.signals.raise(guest, info),
+                None => self.signals.raise(signo, info),
+            }
+        }
     }
 
     /// A parked thread's sleep was cut short by a signal: its `rem` gets the time left (a bad
@@ -767,7 +782,7 @@ impl Process {
         if size != 8 {
             return Err(errno(libc::EINVAL));
         }
-        self.signals.collect_host();
+        self.collect_host();
         let pending =
             (self.signals.pending_here() & self.signals.mask) | self.signals.host_pending();
         self.mem.write_u64(set, pending)?;
@@ -828,7 +843,7 @@ impl Process {
             }
         };
         loop {
-            self.signals.collect_host();
+            self.collect_host();
             let waiting = self.signals.pending_here() & set;
             if waiting != 0 {
                 let signo = waiting.trailing_zeros() as i32 + 1;
@@ -942,7 +957,7 @@ impl Process {
             let mut host_old: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut host_old);
-            self.signals.collect_host();
+            self.collect_host();
             let result = if self.signals.next_deliverable(mask).is_some() {
                 Err(errno(libc::EINTR))
             } else {
@@ -976,7 +991,7 @@ impl Process {
         if mask == self.signals.mask {
             return;
         }
-        self.signals.collect_host();
+        self.collect_host();
         if self.signals.next_deliverable(mask).is_some() {
             self.signals.saved_mask = Some(self.signals.mask);
             self.signals.set_mask(mask);
@@ -1082,7 +1097,7 @@ impl Process {
     /// Deliver the next deliverable signal, if any: a fatal default action stops the process,
     /// a handler gets a frame and the hart jumps to it.
     pub(super) fn deliver_pending(&mut self, hart: &mut Hart) -> Result<(), Stop> {
-        self.signals.collect_host();
+        self.collect_host();
         if self.threads.has_others() {
             let blocked = self.signals.blocked_here();
             if blocked != 0 {
@@ -1116,14 +1131,14 @@ impl Process {
 
     /// Whether a signal would be delivered to the running thread now.
     pub(super) fn signal_deliverable(&mut self) -> bool {
-        self.signals.collect_host();
+        self.collect_host();
         self.signals.next_deliverable(self.signals.mask).is_some()
     }
 
     /// True if a signal that will run a SA_RESTART handler is about to be delivered (so an
     /// interrupted syscall should be restarted rather than fail with EINTR).
     pub(super) fn restart_interrupted(&mut self) -> bool {
-        self.signals.collect_host();
+        self.collect_host();
         self.signals
             .next_deliverable(self.signals.mask)
             .is_some_and(|s| {

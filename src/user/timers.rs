@@ -1,12 +1,28 @@
 //! Timers the guest creates: timer file descriptors (`timerfd_*`) and POSIX per-process
 //! timers (`timer_*`). Both are host timers: a timerfd is a host descriptor read through the
 //! usual paths, and a POSIX timer signals this host process, whose forwarded signal becomes
-//! the guest's (so only a forwarded signal can be a timer's: 32 and 33, which the host's C
-//! library keeps and musl's SIGEV_THREAD uses, are EINVAL). The guest's `struct itimerspec` (time64) has the
+//! the guest's. A timer's signal is routed by its timer id ([`PosixTimer`]): to the thread
+//! SIGEV_THREAD_ID names, and for the guest's signals 32 and 33 (musl's SIGEV_THREAD uses 32),
+//! which the host's C library keeps, the host timer sends [`PROXY_SIGNAL`] instead. The guest's `struct itimerspec` (time64) has the
 //! host's layout; its `struct sigevent` is the 32-bit one.
 
+use super::signal::SigInfo;
 use super::syscall::{errno, host_result, read_timespec, write_timespec, SysError, SysResult};
 use super::Process;
+
+/// The host signal of a timer whose guest signal the host cannot send (32, 33): 34, which
+/// musl keeps for itself (SIGSYNCCALL) and never expects from outside.
+const PROXY_SIGNAL: i32 = 34;
+
+/// One of the guest's POSIX timers: the host timer `id` sends `host_signo`, which the guest
+/// sees as `guest_signo`, for thread `thread` (SIGEV_THREAD_ID) or the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PosixTimer {
+    pub id: i32,
+    pub host_signo: i32,
+    pub guest_signo: i32,
+    pub thread: Option<u32>,
+}
 
 const SIGEV_SIGNAL: i32 = 0;
 const SIGEV_NONE: i32 = 1;
@@ -74,7 +90,7 @@ impl Process {
 
     /// EINVAL unless `id` is one of the guest's timers.
     fn own_timer(&self, id: u32) -> Result<(), SysError> {
-        if self.posix_timers.contains(&(id as i32)) {
+        if self.posix_timers.iter().any(|t| t.id == id as i32) {
             Ok(())
         } else {
             Err(errno(libc::EINVAL))
@@ -85,15 +101,17 @@ impl Process {
     /// guest's) that signals this process, or nobody (SIGEV_NONE).
     pub(super) fn sys_timer_create(&mut self, clock: u32, event: u32, id_out: u32) -> SysResult {
         // The default event (none given) is SIGALRM, as the kernel's.
-        let (notify, signo, value) = if event == 0 {
-            (SIGEV_SIGNAL, libc::SIGALRM, 0)
+        let (notify, signo, value, tid) = if event == 0 {
+            (SIGEV_SIGNAL, libc::SIGALRM, 0, 0)
         } else {
             // {sigval value; int signo; int notify; int tid}
             let value = self.mem.read_u32(event)?;
             let signo = self.mem.read_u32(event.wrapping_add(4))? as i32;
             let notify = self.mem.read_u32(event.wrapping_add(8))? as i32;
-            (notify, signo, value)
+            let tid = self.mem.read_u32(event.wrapping_add(12))?;
+            (notify, signo, value, tid)
         };
+        let mut thread = None;
         // SAFETY: all-zero is a valid sigevent.
         let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
         sev.sigev_value = libc::sigval {
@@ -101,13 +119,23 @@ impl Process {
         };
         match notify {
             SIGEV_NONE => sev.sigev_notify = libc::SIGEV_NONE,
-            // A thread's timer signals the process: signals are the process's here.
-            SIGEV_SIGNAL | SIGEV_THREAD_ID if super::signal::host_signal(signo) => {
-                if !super::signal::is_forwarded(signo) {
-                    return Err(errno(libc::EINVAL));
+            // The host signals the process; the signal is routed to the thread on arrival.
+            SIGEV_SIGNAL | SIGEV_THREAD_ID if (1..=super::signal::sig::NSIG).contains(&signo) => {
+                if notify == SIGEV_THREAD_ID {
+                    if !self.threads.has(tid) {
+                        return Err(errno(libc::EINVAL));
+                    }
+                    thread = Some(tid);
                 }
                 sev.sigev_notify = libc::SIGEV_SIGNAL;
-                sev.sigev_signo = signo;
+                sev.sigev_signo = if super::signal::host_signal(signo) {
+                    signo
+                } else {
+                    PROXY_SIGNAL
+                };
+                if !super::signal::is_forwarded(sev.sigev_signo) {
+                    return Err(errno(libc::EINVAL));
+                }
             }
             _ => return Err(errno(libc::EINVAL)),
         }
@@ -124,7 +152,12 @@ impl Process {
             )
         };
         host_result(r)?;
-        self.posix_timers.push(id);
+        self.posix_timers.push(PosixTimer {
+            id,
+            host_signo: sev.sigev_signo,
+            guest_signo: signo,
+            thread,
+        });
         self.mem.write_u32(id_out, id as u32)?;
         Ok(0)
     }
@@ -179,7 +212,7 @@ impl Process {
     /// host process may have others).
     pub(super) fn sys_timer_id_call(&mut self, id: u32, delete: bool) -> SysResult {
         let id = id as i32;
-        let Some(index) = self.posix_timers.iter().position(|&t| t == id) else {
+        let Some(index) = self.posix_timers.iter().position(|t| t.id == id) else {
             return Err(errno(libc::EINVAL));
         };
         let call = if delete {
@@ -192,11 +225,29 @@ impl Process {
         host_result(unsafe { libc::syscall(call, id) })
     }
 
+    /// Where host signal `host_signo` with siginfo `info` goes, if it is the signal of one of
+    /// the guest's POSIX timers: the guest's signal number and the thread it is for, if one.
+    pub(super) fn timer_route(
+        &self,
+        host_signo: i32,
+        info: &SigInfo,
+    ) -> Option<(i32, Option<u32>)> {
+        const SI_TIMER: i32 = -2;
+        if info.code != SI_TIMER {
+            return None;
+        }
+        let timer = self
+            .posix_timers
+            .iter()
+            .find(|t| t.id == info.word0 as i32 && t.host_signo == host_signo)?;
+        Some((timer.guest_signo, timer.thread))
+    }
+
     /// `execve` ends the guest's POSIX timers (they belong to the old program), as Linux does.
     pub(super) fn delete_timers_for_exec(&mut self) {
-        for id in self.posix_timers.drain(..) {
+        for timer in self.posix_timers.drain(..) {
             // SAFETY: no memory effects; the id is one of the guest's timers.
-            unsafe { libc::syscall(libc::SYS_timer_delete, id) };
+            unsafe { libc::syscall(libc::SYS_timer_delete, timer.id) };
         }
     }
 }

@@ -1,11 +1,13 @@
 /* timers: timer file descriptors (one-shot and periodic, read blocking and non-blocking,
  * gettime, an absolute deadline, poll) and POSIX timers (SIGEV_SIGNAL to a handler, a periodic
- * one counted, the value in a siginfo handler's si_value, gettime, SIGEV_NONE, delete, bad ids and clocks). Prints counts and flags, not
- * times. */
+ * one counted, the value in a siginfo handler's si_value, SIGRTMIN, SIGEV_THREAD, gettime,
+ * SIGEV_NONE, delete, bad ids and clocks). Prints counts and flags, not times. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +30,17 @@ static void on_timer_info(int signo, siginfo_t *info, void *ctx) {
     (void)ctx;
     timer_code = info->si_code;
     timer_value = info->si_value.sival_int;
+}
+
+static atomic_int notified, notified_value_ok, notified_elsewhere;
+static pthread_t main_thread;
+
+static void on_expiry(union sigval v) {
+    if (v.sival_int == 555)
+        notified_value_ok = 1;
+    if (!pthread_equal(pthread_self(), main_thread))
+        notified_elsewhere = 1;
+    notified++;
 }
 
 static struct timespec ms(long n) {
@@ -151,6 +164,27 @@ int main(void) {
         sigsuspend(&open_mask);
     printf("SIGRTMIN timer: SI_TIMER %d, value %d\n", timer_code == SI_TIMER, (int)timer_value);
     timer_delete(t);
+
+    /* SIGEV_THREAD: musl runs the function on a thread of its own, which a real-time signal
+     * (32, sent to that thread with SIGEV_THREAD_ID) wakes. */
+    main_thread = pthread_self();
+    struct sigevent thread_sev;
+    memset(&thread_sev, 0, sizeof thread_sev);
+    thread_sev.sigev_notify = SIGEV_THREAD;
+    thread_sev.sigev_notify_function = on_expiry;
+    thread_sev.sigev_value.sival_int = 555;
+    check(timer_create(CLOCK_MONOTONIC, &thread_sev, &t) == 0, "timer_create SIGEV_THREAD");
+    its = (struct itimerspec){.it_interval = ms(5), .it_value = ms(5)};
+    timer_settime(t, 0, &its, NULL);
+    while (notified < 3)
+        usleep(1000);
+    check(timer_delete(t) == 0, "timer_delete SIGEV_THREAD");
+    printf("SIGEV_THREAD timer: 3 calls %d, value %d, on another thread %d\n", notified >= 3,
+           (int)notified_value_ok, (int)notified_elsewhere);
+    usleep(20 * 1000);
+    int calls = notified;
+    usleep(20 * 1000);
+    printf("SIGEV_THREAD timer deleted: no more calls %d\n", notified == calls);
     sev.sigev_signo = SIGUSR1;
 
     sev.sigev_notify = SIGEV_NONE;
