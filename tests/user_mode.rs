@@ -101,6 +101,7 @@ guest_tests! {
     exec_host => ["scratch"], ExpectedEnd::Exit(5);
     threads => [], ExpectedEnd::Exit(0);
     thread_signals => [], ExpectedEnd::Exit(0);
+    host_calls => ["scratch"], ExpectedEnd::Exit(0);
 }
 
 /// Guest programs with a test of their own below (not a plain comparison).

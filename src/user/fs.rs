@@ -369,7 +369,7 @@ impl Process {
     }
 
     /// The host dirfd for a guest dirfd used with `path` (absolute paths ignore the dirfd).
-    fn host_dirfd(&self, dirfd: u32, path: &CString) -> Result<RawFd, SysError> {
+    pub(super) fn host_dirfd(&self, dirfd: u32, path: &CString) -> Result<RawFd, SysError> {
         if dirfd as i32 == AT_FDCWD || path.as_bytes().first() == Some(&b'/') {
             Ok(libc::AT_FDCWD)
         } else {

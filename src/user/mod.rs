@@ -28,6 +28,7 @@ mod mem;
 mod misaligned;
 mod mman;
 mod net;
+mod passthrough;
 mod proc;
 mod procfs;
 mod regions;

@@ -10,12 +10,25 @@ use crate::cpu::Hart;
 use crate::exec::platform::Stop;
 
 use super::mem::{perm, Fault};
+use super::passthrough::{SetIds, XattrTarget};
 use super::signal;
 use super::threads;
 use super::Process;
 
 /// Syscall numbers (asm-generic, as used by riscv32).
 pub mod nr {
+    pub const SETXATTR: u32 = 5;
+    pub const LSETXATTR: u32 = 6;
+    pub const FSETXATTR: u32 = 7;
+    pub const GETXATTR: u32 = 8;
+    pub const LGETXATTR: u32 = 9;
+    pub const FGETXATTR: u32 = 10;
+    pub const LISTXATTR: u32 = 11;
+    pub const LLISTXATTR: u32 = 12;
+    pub const FLISTXATTR: u32 = 13;
+    pub const REMOVEXATTR: u32 = 14;
+    pub const LREMOVEXATTR: u32 = 15;
+    pub const FREMOVEXATTR: u32 = 16;
     pub const GETCWD: u32 = 17;
     pub const EVENTFD2: u32 = 19;
     pub const EPOLL_CREATE1: u32 = 20;
@@ -29,6 +42,7 @@ pub mod nr {
     pub const INOTIFY_RM_WATCH: u32 = 28;
     pub const IOCTL: u32 = 29;
     pub const FLOCK: u32 = 32;
+    pub const MKNODAT: u32 = 33;
     pub const MKDIRAT: u32 = 34;
     pub const UNLINKAT: u32 = 35;
     pub const SYMLINKAT: u32 = 36;
@@ -69,6 +83,9 @@ pub mod nr {
     pub const FDATASYNC: u32 = 83;
     pub const SYNC_FILE_RANGE: u32 = 84;
     pub const TIMERFD_CREATE: u32 = 85;
+    pub const CAPGET: u32 = 90;
+    pub const CAPSET: u32 = 91;
+    pub const PERSONALITY: u32 = 92;
     pub const EXIT: u32 = 93;
     pub const EXIT_GROUP: u32 = 94;
     pub const WAITID: u32 = 95;
@@ -100,14 +117,23 @@ pub mod nr {
     pub const RT_SIGRETURN: u32 = 139;
     pub const SETPRIORITY: u32 = 140;
     pub const GETPRIORITY: u32 = 141;
+    pub const SETREGID: u32 = 143;
+    pub const SETGID: u32 = 144;
+    pub const SETREUID: u32 = 145;
+    pub const SETUID: u32 = 146;
+    pub const SETRESUID: u32 = 147;
     pub const GETRESUID: u32 = 148;
+    pub const SETRESGID: u32 = 149;
     pub const GETRESGID: u32 = 150;
+    pub const SETFSUID: u32 = 151;
+    pub const SETFSGID: u32 = 152;
     pub const TIMES: u32 = 153;
     pub const SETPGID: u32 = 154;
     pub const GETPGID: u32 = 155;
     pub const GETSID: u32 = 156;
     pub const SETSID: u32 = 157;
     pub const GETGROUPS: u32 = 158;
+    pub const SETGROUPS: u32 = 159;
     pub const UNAME: u32 = 160;
     pub const GETRLIMIT: u32 = 163;
     pub const SETRLIMIT: u32 = 164;
@@ -138,6 +164,7 @@ pub mod nr {
     pub const SHUTDOWN: u32 = 210;
     pub const SENDMSG: u32 = 211;
     pub const RECVMSG: u32 = 212;
+    pub const READAHEAD: u32 = 213;
     pub const BRK: u32 = 214;
     pub const MUNMAP: u32 = 215;
     pub const MREMAP: u32 = 216;
@@ -158,12 +185,16 @@ pub mod nr {
     pub const RISCV_FLUSH_ICACHE: u32 = 259;
     pub const WAIT4: u32 = 260;
     pub const PRLIMIT64: u32 = 261;
+    pub const SYNCFS: u32 = 267;
     pub const SENDMMSG: u32 = 269;
     pub const RENAMEAT2: u32 = 276;
     pub const GETRANDOM: u32 = 278;
     pub const MEMFD_CREATE: u32 = 279;
     pub const MEMBARRIER: u32 = 283;
+    pub const MLOCK2: u32 = 284;
     pub const COPY_FILE_RANGE: u32 = 285;
+    pub const PREADV2: u32 = 286;
+    pub const PWRITEV2: u32 = 287;
     pub const STATX: u32 = 291;
     pub const RSEQ: u32 = 293;
     pub const CLOCK_GETTIME64: u32 = 403;
@@ -179,6 +210,9 @@ pub mod nr {
     pub const RECVMMSG_TIME64: u32 = 417;
     pub const RT_SIGTIMEDWAIT_TIME64: u32 = 421;
     pub const FUTEX_TIME64: u32 = 422;
+    pub const SCHED_RR_GET_INTERVAL_TIME64: u32 = 423;
+    pub const PIDFD_SEND_SIGNAL: u32 = 424;
+    pub const PIDFD_OPEN: u32 = 434;
     pub const CLONE3: u32 = 435;
     pub const CLOSE_RANGE: u32 = 436;
     pub const FACCESSAT2: u32 = 439;
@@ -361,6 +395,36 @@ impl Process {
                 self.check_pipe(r)
             }
             PREADV => self.sys_rwv(a[0], a[1], a[2], false, Some(pair(a[3], a[4]))),
+            PREADV2 => self.sys_rwv2(a, false),
+            PWRITEV2 => {
+                let r = self.sys_rwv2(a, true);
+                self.check_pipe(r)
+            }
+            MKNODAT => self.sys_mknodat(a[0], a[1], a[2], a[3]),
+            SETXATTR => self.sys_setxattr(XattrTarget::Path, a),
+            LSETXATTR => self.sys_setxattr(XattrTarget::Link, a),
+            FSETXATTR => self.sys_setxattr(XattrTarget::Fd, a),
+            GETXATTR => self.sys_getxattr(XattrTarget::Path, a),
+            LGETXATTR => self.sys_getxattr(XattrTarget::Link, a),
+            FGETXATTR => self.sys_getxattr(XattrTarget::Fd, a),
+            LISTXATTR => self.sys_listxattr(XattrTarget::Path, a),
+            LLISTXATTR => self.sys_listxattr(XattrTarget::Link, a),
+            FLISTXATTR => self.sys_listxattr(XattrTarget::Fd, a),
+            REMOVEXATTR => self.sys_removexattr(XattrTarget::Path, a),
+            LREMOVEXATTR => self.sys_removexattr(XattrTarget::Link, a),
+            FREMOVEXATTR => self.sys_removexattr(XattrTarget::Fd, a),
+            SYNCFS => {
+                let host = self.fds.host(a[0])?;
+                // SAFETY: no memory effects.
+                host_result(unsafe { libc::syncfs(host) } as i64)
+            }
+            READAHEAD => {
+                let host = self.fds.host(a[0])?;
+                // SAFETY: no memory effects.
+                host_result(
+                    unsafe { libc::readahead(host, pair(a[1], a[2]), a[3] as usize) } as i64,
+                )
+            }
             PWRITEV => {
                 let r = self.sys_rwv(a[0], a[1], a[2], true, Some(pair(a[3], a[4])));
                 self.check_pipe(r)
@@ -433,7 +497,7 @@ impl Process {
             MREMAP => self.sys_mremap(hart, a[0], a[1], a[2], a[3], a[4]),
             MSYNC => self.sys_msync(a[0], a[1], a[2]),
             MADVISE => self.sys_madvise(hart, a[0], a[1], a[2]),
-            MLOCK | MUNLOCK | MLOCKALL | MUNLOCKALL => Ok(0),
+            MLOCK | MUNLOCK | MLOCKALL | MUNLOCKALL | MLOCK2 => Ok(0),
             RISCV_FLUSH_ICACHE => {
                 self.flush_code = true;
                 Ok(0)
@@ -456,7 +520,23 @@ impl Process {
             GETPGID => self.sys_getpgid_sid(a[0], false),
             GETSID => self.sys_getpgid_sid(a[0], true),
             SETPGID | SETSID => Err(errno(libc::EPERM)),
-            GETGROUPS => Ok(0),
+            GETGROUPS => self.sys_getgroups(a[0], a[1]),
+            SETGROUPS => self.sys_setgroups(a[0], a[1]),
+            SETUID => self.sys_set_ids(SetIds::Uid, a),
+            SETGID => self.sys_set_ids(SetIds::Gid, a),
+            SETREUID => self.sys_set_ids(SetIds::ReUid, a),
+            SETREGID => self.sys_set_ids(SetIds::ReGid, a),
+            SETRESUID => self.sys_set_ids(SetIds::ResUid, a),
+            SETRESGID => self.sys_set_ids(SetIds::ResGid, a),
+            SETFSUID => self.sys_set_ids(SetIds::FsUid, a),
+            SETFSGID => self.sys_set_ids(SetIds::FsGid, a),
+            CAPGET => self.sys_capability(a[0], a[1], false),
+            CAPSET => self.sys_capability(a[0], a[1], true),
+            // SAFETY: personality has no memory effects.
+            PERSONALITY => host_result(unsafe { libc::personality(a[0] as libc::c_ulong) } as i64),
+            SCHED_RR_GET_INTERVAL_TIME64 => self.sys_sched_rr_get_interval(a[0], a[1]),
+            PIDFD_OPEN => self.sys_pidfd_open(a[0], a[1]),
+            PIDFD_SEND_SIGNAL => self.sys_pidfd_send_signal(a),
             GETPRIORITY => self.sys_priority(a[0], a[1], None),
             SETPRIORITY => self.sys_priority(a[0], a[1], Some(a[2])),
             SCHED_GETSCHEDULER => self.sys_sched(a[0], None, 0, true),

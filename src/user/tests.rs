@@ -728,6 +728,20 @@ fn random_syscall_arguments_never_panic() {
         nr::EPOLL_CTL,
         nr::EPOLL_PWAIT,
         nr::EVENTFD2,
+        nr::GETXATTR,
+        nr::LGETXATTR,
+        nr::FGETXATTR,
+        nr::LISTXATTR,
+        nr::LLISTXATTR,
+        nr::FLISTXATTR,
+        nr::CAPGET,
+        nr::GETGROUPS,
+        nr::SYNCFS,
+        nr::READAHEAD,
+        nr::PREADV2,
+        nr::MLOCK2,
+        nr::PIDFD_OPEN,
+        nr::SCHED_RR_GET_INTERVAL_TIME64,
         4321,
     ];
     let mut rng = Rng(0x1234_5678_9abc_def1);
@@ -743,7 +757,7 @@ fn random_syscall_arguments_never_panic() {
                 _ => rng.next() as u32,
             };
         }
-        if matches!(number, nr::READV | nr::PREAD64 | nr::LLSEEK) && args[0] < 3 {
+        if matches!(number, nr::READV | nr::PREAD64 | nr::PREADV2 | nr::LLSEEK) && args[0] < 3 {
             args[0] = 7; // never read or seek the test's own stdin/stdout/stderr
         }
         if number == nr::MMAP2 && args[4] < 3 {

@@ -1,0 +1,172 @@
+/* host_calls: syscalls the host runs as asked, in the scratch directory given as argv[1]:
+ * mkfifo (mknodat) with a writer child, mknod of a regular file, extended attributes (set,
+ * get, list, remove, with the errors the host file system gives), credentials (setuid and
+ * friends to the ids the process has, getgroups against itself), capget, personality, syncfs,
+ * readahead, preadv2/pwritev2, pidfd_open and pidfd_send_signal on a child, and
+ * sched_rr_get_interval. Prints results and errno names, never ids or times. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/personality.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+#include "guest_util.h"
+
+static const char *err_name(int e) {
+    switch (e) {
+    case 0: return "ok";
+    case ENOTSUP: return "ENOTSUP";
+    case ENODATA: return "ENODATA";
+    case EPERM: return "EPERM";
+    case EACCES: return "EACCES";
+    case ERANGE: return "ERANGE";
+    case ENOENT: return "ENOENT";
+    case EEXIST: return "EEXIST";
+    case EINVAL: return "EINVAL";
+    case ENOSYS: return "ENOSYS";
+    default: return "other";
+    }
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (argc < 2 || chdir(argv[1]) != 0)
+        die("chdir");
+
+    /* A FIFO: the child writes, the parent reads. */
+    check(mkfifo("fifo", 0600) == 0, "mkfifo");
+    struct stat st;
+    check(stat("fifo", &st) == 0 && S_ISFIFO(st.st_mode), "stat of the FIFO says FIFO");
+    errno = 0;
+    printf("mkfifo again: %s\n", err_name(mkfifo("fifo", 0600) == 0 ? 0 : errno));
+    pid_t child = fork();
+    if (child == 0) {
+        int w = open("fifo", O_WRONLY);
+        write(w, "through the fifo", 16);
+        _exit(0);
+    }
+    int r = open("fifo", O_RDONLY);
+    char buf[64] = {0};
+    ssize_t n = read(r, buf, sizeof buf - 1);
+    close(r);
+    waitpid(child, NULL, 0);
+    printf("fifo read %zd: %s\n", n, buf);
+    check(mknod("plain", S_IFREG | 0644, 0) == 0, "mknod of a regular file");
+    check(stat("plain", &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0,
+          "the node is an empty regular file");
+
+    /* Extended attributes: whatever the host file system allows, the same as under qemu. */
+    int fd = open("attrs", O_CREAT | O_RDWR, 0644);
+    errno = 0;
+    int sr = setxattr("attrs", "user.colour", "blue", 4, 0);
+    int set_err = sr == 0 ? 0 : errno;
+    printf("setxattr: %s\n", err_name(set_err));
+    if (set_err == 0) {
+        char value[16] = {0};
+        printf("getxattr: %zd %s\n", getxattr("attrs", "user.colour", value, sizeof value),
+               value);
+        printf("getxattr size query: %zd\n", getxattr("attrs", "user.colour", NULL, 0));
+        errno = 0;
+        printf("getxattr too small: %zd %s\n", getxattr("attrs", "user.colour", value, 2),
+               err_name(errno));
+        check(fsetxattr(fd, "user.shape", "round", 5, XATTR_CREATE) == 0, "fsetxattr");
+        errno = 0;
+        printf("fsetxattr XATTR_CREATE again: %s\n",
+               err_name(fsetxattr(fd, "user.shape", "x", 1, XATTR_CREATE) == 0 ? 0 : errno));
+        char list[128];
+        ssize_t len = listxattr("attrs", list, sizeof list);
+        int user_names = 0;
+        for (ssize_t i = 0; i < len; i += strlen(list + i) + 1)
+            user_names += strncmp(list + i, "user.", 5) == 0;
+        printf("listxattr: %d user names\n", user_names);
+        printf("flistxattr size query equals listxattr: %d\n", flistxattr(fd, NULL, 0) == len);
+        check(removexattr("attrs", "user.colour") == 0, "removexattr");
+        errno = 0;
+        printf("lgetxattr after remove: %zd %s\n", lgetxattr("attrs", "user.colour", value, 16),
+               err_name(errno));
+        check(fremovexattr(fd, "user.shape") == 0, "fremovexattr");
+    }
+    errno = 0;
+    printf("getxattr of a missing file: %s\n",
+           err_name(getxattr("missing", "user.x", NULL, 0) < 0 ? errno : 0));
+
+    /* Credentials: setting the ids the process already has always works. */
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    check(setgid(gid) == 0, "setgid to the current gid");
+    check(setregid(-1, getegid()) == 0, "setregid keeping the ids");
+    check(setresgid(-1, -1, -1) == 0, "setresgid changing nothing");
+    check(setuid(uid) == 0, "setuid to the current uid");
+    check(setreuid(-1, geteuid()) == 0, "setreuid keeping the ids");
+    check(setresuid(-1, -1, -1) == 0, "setresuid changing nothing");
+    check(setfsuid(uid) == (int)uid, "setfsuid returns the previous fs uid");
+    check(setfsgid(gid) == (int)gid, "setfsgid returns the previous fs gid");
+    int ngroups = getgroups(0, NULL);
+    gid_t groups[256];
+    check(ngroups >= 0 && getgroups(256, groups) == ngroups, "getgroups count and list agree");
+    errno = 0;
+    r = setgroups(ngroups, groups);
+    printf("setgroups to the same groups: %s\n", err_name(r == 0 ? 0 : errno));
+
+    struct {
+        unsigned version;
+        int pid;
+    } head = {0, 0};
+    r = (int)syscall(SYS_capget, &head, NULL);
+    printf("capget version probe: %d, version 3 %d\n", r, head.version == 0x20080522);
+    unsigned data[6];
+    r = (int)syscall(SYS_capget, &head, data);
+    printf("capget of this process: %d\n", r);
+
+    int persona = personality(0xffffffff);
+    printf("personality query: %s\n", persona >= 0 ? "a value" : "error");
+    check(personality(persona) >= 0, "personality set to itself");
+
+    check(syncfs(fd) == 0, "syncfs");
+    check(pwrite(fd, "0123456789", 10, 0) == 10, "pwrite");
+    check(readahead(fd, 0, 4096) == 0, "readahead");
+    char a[4] = {0}, b[4] = {0};
+    struct iovec iov[2] = {{a, 3}, {b, 3}};
+    printf("preadv2 at 2: %zd %.3s %.3s\n", preadv2(fd, iov, 2, 2, 0), a, b);
+    lseek(fd, 5, SEEK_SET);
+    printf("preadv2 at the file position: %zd %.3s\n", preadv2(fd, iov, 1, -1, 0), a);
+    struct iovec out = {"XY", 2};
+    printf("pwritev2 at 10: %zd\n", pwritev2(fd, &out, 1, 10, 0));
+    printf("file size after it: %ld\n", (long)lseek(fd, 0, SEEK_END));
+    close(fd);
+
+    /* pidfd: poll says readable once the child exits; a signal through it. */
+    child = fork();
+    if (child == 0) {
+        pause();
+        _exit(1);
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    check(pidfd >= 0, "pidfd_open of a child");
+    struct pollfd pfd = {pidfd, POLLIN, 0};
+    printf("pidfd before the child ends: %d ready\n", poll(&pfd, 1, 0));
+    check(syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0) == 0, "pidfd_send_signal");
+    printf("pidfd after SIGTERM: %d ready\n", poll(&pfd, 1, 5000));
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("child killed by SIGTERM: %d\n", WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    close(pidfd);
+
+    struct timespec quantum;
+    r = sched_rr_get_interval(0, &quantum);
+    printf("sched_rr_get_interval: %d\n", r);
+
+    printf("failures=%d\n", guest_failures);
+    return guest_failures != 0;
+}
