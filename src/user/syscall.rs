@@ -611,7 +611,7 @@ impl Process {
             SETRLIMIT => self.sys_setrlimit(a[0], a[1]),
             GETRUSAGE => self.sys_getrusage(a[0] as i32, a[1]),
             TIMES => self.sys_times(a[0]),
-            PRCTL => self.sys_prctl(a[0], a[1]),
+            PRCTL => self.sys_prctl(a[0], [a[1], a[2], a[3], a[4]]),
             SCHED_GETAFFINITY => self.sys_sched_getaffinity(a[1], a[2]),
             SCHED_SETAFFINITY => Ok(0),
             SCHED_YIELD => {
@@ -837,7 +837,9 @@ impl Process {
         Ok(ticks as u32)
     }
 
-    fn sys_prctl(&mut self, option: u32, arg: u32) -> SysResult {
+    /// `prctl(option, arg, ...)`: the thread name, and the process attributes the host keeps.
+    fn sys_prctl(&mut self, option: u32, args: [u32; 4]) -> SysResult {
+        let arg = args[0];
         const PR_SET_NAME: u32 = 15;
         const PR_GET_NAME: u32 = 16;
         match option {
@@ -855,6 +857,31 @@ impl Process {
             }
             PR_GET_NAME => {
                 self.mem.write(arg, &self.thread_name.clone())?;
+                Ok(0)
+            }
+            // Process attributes the host keeps for rv32vm as for any process (qemu-riscv32
+            // passes them on too): death signal, dumpable, keep-caps, seccomp mode, capability
+            // bounding set, timer slack, child subreaper, no-new-privs.
+            1 | 3 | 4 | 7 | 8 | 21 | 23 | 29 | 30 | 36 | 38 | 39 => {
+                // SAFETY: these options take plain values, no pointers.
+                let r = unsafe {
+                    libc::prctl(
+                        option as i32,
+                        args[0] as libc::c_ulong,
+                        args[1] as libc::c_ulong,
+                        args[2] as libc::c_ulong,
+                        args[3] as libc::c_ulong,
+                    )
+                };
+                host_result(r as i64)
+            }
+            // PR_GET_PDEATHSIG and PR_GET_CHILD_SUBREAPER write an int.
+            2 | 37 => {
+                let mut value: libc::c_int = 0;
+                // SAFETY: a valid out-pointer to an int.
+                let r = unsafe { libc::prctl(option as i32, &mut value as *mut libc::c_int) };
+                host_result(r as i64)?;
+                self.mem.write_u32(arg, value as u32)?;
                 Ok(0)
             }
             _ => {

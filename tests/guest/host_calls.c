@@ -2,8 +2,8 @@
  * mkfifo (mknodat) with a writer child, mknod of a regular file, extended attributes (set,
  * get, list, remove, with the errors the host file system gives), credentials (setuid and
  * friends to the ids the process has, getgroups against itself), capget, personality, syncfs,
- * readahead, preadv2/pwritev2, pidfd_open and pidfd_send_signal on a child, and
- * sched_rr_get_interval. Prints results and errno names, never ids or times. */
+ * readahead, preadv2/pwritev2, pidfd_open and pidfd_send_signal on a child, prctl (the
+ * thread name and process attributes) and sched_rr_get_interval. Prints results and errno names, never ids or times. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -162,6 +163,21 @@ int main(int argc, char **argv) {
     waitpid(child, &status, 0);
     printf("child killed by SIGTERM: %d\n", WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
     close(pidfd);
+
+    /* prctl: the thread name is rv32vm's own, the process attributes the host's. */
+    char name[16] = {0};
+    check(prctl(PR_SET_NAME, "renamed-thread") == 0, "PR_SET_NAME");
+    prctl(PR_GET_NAME, name);
+    printf("PR_GET_NAME: %s\n", name);
+    printf("PR_GET_DUMPABLE: %d\n", prctl(PR_GET_DUMPABLE));
+    check(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS");
+    printf("PR_GET_NO_NEW_PRIVS: %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+    int value = -1;
+    check(prctl(PR_SET_PDEATHSIG, SIGUSR2) == 0, "PR_SET_PDEATHSIG");
+    prctl(PR_GET_PDEATHSIG, &value);
+    printf("PR_GET_PDEATHSIG is SIGUSR2: %d\n", value == SIGUSR2);
+    prctl(PR_SET_PDEATHSIG, 0);
+    printf("PR_GET_TIMERSLACK positive: %d\n", prctl(PR_GET_TIMERSLACK) > 0);
 
     struct timespec quantum;
     r = sched_rr_get_interval(0, &quantum);
