@@ -102,6 +102,7 @@ guest_tests! {
     threads => [], ExpectedEnd::Exit(0);
     thread_signals => [], ExpectedEnd::Exit(0);
     host_calls => ["scratch"], ExpectedEnd::Exit(0);
+    code_patching => [], ExpectedEnd::Exit(0);
 }
 
 /// Guest programs with a test of their own below (not a plain comparison).
@@ -209,6 +210,35 @@ fn reoptimised_regions_keep_qemus_output() {
             "{name}: no region was re-optimised under --tier t2:\n{stats}"
         );
     }
+}
+
+/// A program that patches its code and flushes 1800 times (`code_patching`): under
+/// `--tier t2` every region must still be compiled and loaded. Each flush begins a code epoch
+/// whose code memory stays mapped while the region cache keeps it; once the epochs filled the
+/// address space within reach of the executable, no region could be loaded any more (the
+/// output stayed right, through the interpreter, with a warning per region).
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+#[test]
+fn many_code_flushes_leave_tier_2_room_to_compile() {
+    let name = "code_patching";
+    let program = build_guests().join(name);
+    let reference = qemu_reference(name, &program);
+    let args = ["--tier", "t2", "--no-code-cache", "--stats"].map(std::ffi::OsStr::new);
+    let stats = run_like_qemu(&reference, &args, &program, "code_patching under --tier t2");
+    assert!(
+        !stats.contains("no host memory"),
+        "tier 2 ran out of code memory:\n{}",
+        tail(stats.as_bytes(), 10)
+    );
+    let failures = stats
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("compile failures"))
+        .and_then(|rest| rest.split(',').next()?.trim().parse::<u64>().ok());
+    assert_eq!(
+        failures,
+        Some(0),
+        "compile failures under --tier t2:\n{stats}"
+    );
 }
 
 /// The code cache (`--code-cache DIR`): a second `--tier t2` run of a program loads all its

@@ -80,6 +80,14 @@ pub const REGION_CHAIN_BUDGET: u32 = 256;
 /// while it does) before it is emptied at the next code flush.
 const REGION_CACHE_INSNS: usize = 1 << 21;
 
+/// Most code epochs whose code the region cache keeps mapped before it is emptied at the next
+/// code flush. Each epoch that compiled anything holds at least one chunk of code memory
+/// (1 MiB of address space within reach of the executable, which has room for about a
+/// thousand): a program that flushes often with little new code each time (a JIT calling
+/// `__builtin___clear_cache` after every patch) ran out of it after ~1000 flushes, and from
+/// then on no region could be loaded.
+const REGION_CACHE_EPOCHS: u64 = 64;
+
 /// What a region's code is a pure function of: its plan (pcs and decoded instructions) and the
 /// code generator's settings, which the fingerprint covers, and the helpers it calls (the
 /// platform type's). Equal keys give interchangeable code, in any code epoch.
@@ -557,14 +565,16 @@ impl Tier2 {
 
     /// Every block was dropped (`new_epoch` begins): forget all installed regions. Compiles
     /// in flight come back for the old epoch and are dropped then. The region cache keeps its
-    /// code unless it grew past its bound; then it is emptied and the compile thread frees all
-    /// older code.
+    /// code unless it grew past its bounds (instructions, epochs); then it is emptied and the
+    /// compile thread frees all older code.
     pub fn reset(&mut self, new_epoch: u64) {
         self.regions.clear();
         self.requested.clear();
         self.reoptimise_asked.clear();
         self.fast_contents.clear();
-        if self.cache_insns > REGION_CACHE_INSNS {
+        if self.cache_insns > REGION_CACHE_INSNS
+            || new_epoch.saturating_sub(self.oldest_cached_epoch) > REGION_CACHE_EPOCHS
+        {
             self.cache.clear();
             self.cache_insns = 0;
             // Nothing installed runs any more (the run loop resets between blocks).
