@@ -263,6 +263,36 @@ pub fn host_result(r: i64) -> SysResult {
     }
 }
 
+/// The timeout of socket `host` for waiting for `events` (SO_RCVTIMEO for POLLIN, SO_SNDTIMEO
+/// for POLLOUT), if it is a socket with one set.
+fn socket_timeout(host: i32, events: i16) -> Option<Duration> {
+    let option = if events == libc::POLLIN {
+        libc::SO_RCVTIMEO
+    } else {
+        libc::SO_SNDTIMEO
+    };
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    let mut len = std::mem::size_of::<libc::timeval>() as libc::socklen_t;
+    // SAFETY: a valid timeval out-buffer and its length; not a socket is ENOTSOCK.
+    let r = unsafe {
+        libc::getsockopt(
+            host,
+            libc::SOL_SOCKET,
+            option,
+            (&mut tv as *mut libc::timeval).cast(),
+            &mut len,
+        )
+    };
+    let t = Duration::new(
+        tv.tv_sec.max(0) as u64,
+        (tv.tv_usec.clamp(0, 999_999) * 1000) as u32,
+    );
+    (r == 0 && !t.is_zero()).then_some(t)
+}
+
 /// Combine a register pair (low word first) into a 64-bit value.
 fn pair(lo: u32, hi: u32) -> i64 {
     ((hi as u64) << 32 | lo as u64) as i64
@@ -326,11 +356,13 @@ impl Process {
         };
         let result = if let Some(result) = in_turns {
             result
-        } else if may_wait && !self.ready_by_wait_limit(number, a) {
+        } else if may_wait && !self.ready_by_wait_limit(hart.pc, number, a) {
             // A blocking call a signal interrupts (its handler runs, then it fails with EINTR
-            // or restarts).
+            // or restarts), or one whose socket timeout ran out (EAGAIN, as on Linux).
             if self.signal_deliverable() {
                 Err(errno(libc::EINTR))
+            } else if self.threads.retry_passed(hart.pc) {
+                Err(errno(libc::EAGAIN))
             } else {
                 Err(SysError::WouldBlock)
             }
@@ -1072,7 +1104,9 @@ impl Process {
     /// blocking mode that becomes ready by then, or a
     /// `wait4`/`waitid` that has a child to report (or an error) by then. `ppoll` and
     /// `pselect6` shorten their own host wait ([`Self::host_poll_timeout`]); other calls run.
-    fn ready_by_wait_limit(&self, number: u32, a: [u32; 6]) -> bool {
+    /// A socket's own timeout (SO_RCVTIMEO, SO_SNDTIMEO) for the call at `pc` becomes its
+    /// retry deadline ([`threads::Threads::retry_until`]), which ends the wait too.
+    fn ready_by_wait_limit(&mut self, pc: u32, number: u32, a: [u32; 6]) -> bool {
         let events = match number {
             nr::READ | nr::READV => libc::POLLIN,
             nr::WRITE | nr::WRITEV => libc::POLLOUT,
@@ -1095,7 +1129,13 @@ impl Process {
             events,
             revents: 0,
         };
-        let timeout = timespec_of(self.wait_left());
+        let mut wait = self.wait_left();
+        if let Some(own) = socket_timeout(host, events) {
+            let deadline = self.threads.retry_deadline(pc, own);
+            self.threads.retry_until(pc, deadline);
+            wait = wait.min(deadline.saturating_duration_since(Instant::now()));
+        }
+        let timeout = timespec_of(wait);
         // SAFETY: one valid pollfd and a valid timespec; a signal ends the wait early (EINTR:
         // not ready, and the signal is delivered once the next thread runs).
         unsafe { libc::ppoll(&mut poll, 1, &timeout, std::ptr::null()) > 0 }

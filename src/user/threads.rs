@@ -230,6 +230,12 @@ impl Threads {
         }
     }
 
+    /// Whether the running thread's call at `pc` has a retry deadline that has passed.
+    pub fn retry_passed(&self, pc: u32) -> bool {
+        self.retry
+            .is_some_and(|r| r.pc == pc && r.deadline <= Instant::now())
+    }
+
     /// The running thread's call at `pc` gives way and will time out at `deadline`.
     pub fn retry_until(&mut self, pc: u32, deadline: Instant) {
         self.retry = Some(Retry { pc, deadline });

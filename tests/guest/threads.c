@@ -6,7 +6,7 @@
  * another thread (the writer, the child's waker) run, select's timeout running out while
  * another thread spins, a pipe filled past its capacity by one thread and drained by
  * another, one write, writev and socket write larger than the pipe or socket holds while
- * another thread drains it, thread ids, each thread's own
+ * another thread drains it, a socket's receive timeout while another thread sleeps, thread ids, each thread's own
  * signal mask (exiting threads block every signal: the main thread's mask must not change),
  * fork from a threaded process, and the main thread leaving with pthread_exit while another
  * thread finishes the process. Only the main thread prints until the end, so the output does not depend on how
@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -181,6 +182,22 @@ static void *bulk_reader(void *arg) {
     }
     bulk_total = total;
     return (void *)sum;
+}
+
+/* A receive on a socket with a 50 ms SO_RCVTIMEO that no one writes to. */
+static void *timed_receiver(void *arg) {
+    int fd = (int)(long)arg;
+    struct timeval tv = {0, 50 * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct timespec before, after;
+    clock_gettime(CLOCK_MONOTONIC, &before);
+    char c;
+    errno = 0;
+    ssize_t n = recv(fd, &c, 1, 0);
+    int err = errno;
+    clock_gettime(CLOCK_MONOTONIC, &after);
+    long ms = (after.tv_sec - before.tv_sec) * 1000 + (after.tv_nsec - before.tv_nsec) / 1000000;
+    return (void *)(long)(n == -1 && err == EAGAIN && ms >= 45 && ms < 400);
 }
 
 static pid_t waited_child;
@@ -413,6 +430,17 @@ int main(void) {
                way == 0 ? "pipe write" : way == 1 ? "pipe writev" : "socket write",
                wrote == BULK ? "yes" : "no", (long)got == big_sum && bulk_total == BULK ? "yes" : "no");
     }
+
+    /* The socket's own timeout ends the receive while the main thread sleeps longer. */
+    int quiet[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, quiet) != 0)
+        return 98;
+    pthread_t receiver;
+    pthread_create(&receiver, NULL, timed_receiver, (void *)(long)quiet[0]);
+    usleep(500 * 1000);
+    pthread_join(receiver, &got);
+    printf("SO_RCVTIMEO ends a receive while another thread sleeps: %s\n",
+           got == (void *)1L ? "yes" : "no");
 
     int gate[2];
     pipe(gate);
