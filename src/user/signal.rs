@@ -11,10 +11,11 @@
 //! forwards them) reach the guest through its dispositions and mask: the host disposition of
 //! each follows the guest's (ignored: ignored on the host too; a handler, or a default action
 //! that kills: a host handler that only keeps the siginfo ([`HOST_INFO`]) and sets a bit in
-//! [`HOST_PENDING`], which the run loop checks once per block; a default that ignores or stops: the host default), and the host
-//! signal mask follows the guest's, so a blocked signal stays pending in the host kernel
-//! (interrupting nothing) until the guest unblocks it. A default action that kills makes
-//! rv32vm die of the same signal once the signal is delivered.
+//! [`HOST_PENDING`], which the run loop checks once per block; a default that ignores or
+//! stops: the host default), and the host signal mask follows the guest's, so a blocked
+//! signal stays pending in the host kernel (interrupting nothing) until the guest unblocks it.
+//! A default action that kills makes rv32vm die of the same signal once the signal is
+//! delivered.
 //!
 //! Delivery happens at syscall return, between blocks and on faults: one signal at a time, the
 //! hart is redirected to the handler with a0 = signo, a1 = &siginfo, a2 = &ucontext and ra = the
@@ -265,15 +266,46 @@ pub struct SigInfo {
     pub word2: u32,
 }
 
+/// Signals sent to one thread alone and not yet taken, with their siginfo.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadPending {
+    pub bits: u64,
+    /// siginfo of each pending signal (index signo; empty while none was ever sent).
+    info: Vec<SigInfo>,
+}
+
+impl ThreadPending {
+    /// Mark `signo` (1..=NSIG, not ignored: the caller checks) pending.
+    fn raise(&mut self, signo: i32, info: SigInfo) {
+        if self.info.is_empty() {
+            self.info = vec![SigInfo::default(); sig::NSIG as usize + 1];
+        }
+        self.bits |= bit(signo);
+        self.info[signo as usize] = info;
+    }
+
+    /// Take `signo` if pending here, with its siginfo.
+    fn take(&mut self, signo: i32) -> Option<SigInfo> {
+        if self.bits & bit(signo) == 0 {
+            return None;
+        }
+        self.bits &= !bit(signo);
+        Some(self.info[signo as usize])
+    }
+
+    /// `signo` is ignored now: drop it.
+    pub fn discard(&mut self, signo: i32) {
+        self.bits &= !bit(signo);
+    }
+}
+
 /// What a thread has of its own: its signal mask and the signals sent to it alone
 /// (`tkill`/`tgkill`, `pthread_kill`), which no other thread may take. The running thread's
 /// is in [`SignalState`]; a parked thread keeps its own ([`super::threads`]).
 #[derive(Clone, Debug, Default)]
 pub struct ThreadSignals {
     pub mask: u64,
-    pub pending: u64,
-    /// siginfo of each pending signal (index signo; empty while none was ever sent).
-    info: Vec<SigInfo>,
+    pub pending: ThreadPending,
 }
 
 impl ThreadSignals {
@@ -287,11 +319,7 @@ impl ThreadSignals {
 
     /// Mark `signo` (1..=NSIG, not ignored: the caller checks) pending for this thread.
     pub fn raise(&mut self, signo: i32, info: SigInfo) {
-        if self.info.is_empty() {
-            self.info = vec![SigInfo::default(); sig::NSIG as usize + 1];
-        }
-        self.pending |= bit(signo);
-        self.info[signo as usize] = info;
+        self.pending.raise(signo, info);
     }
 
     /// Whether this thread's mask lets a signal of `set` through (it would take one, pending
@@ -311,9 +339,8 @@ pub struct SignalState {
     pub pending: u64,
     /// siginfo of each process-wide pending signal (index signo).
     info: Vec<SigInfo>,
-    /// The running thread's own pending signals and their siginfo (its mask is `mask`).
-    thread_pending: u64,
-    thread_info: Vec<SigInfo>,
+    /// The running thread's own pending signals (its mask is `mask`).
+    thread_pending: ThreadPending,
     /// The mask to restore after a handler, when a syscall (sigsuspend) changed it
     /// temporarily.
     saved_mask: Option<u64>,
@@ -331,8 +358,7 @@ impl Default for SignalState {
             mask: 0,
             pending: 0,
             info: vec![SigInfo::default(); sig::NSIG as usize + 1],
-            thread_pending: 0,
-            thread_info: Vec::new(),
+            thread_pending: ThreadPending::default(),
             saved_mask: None,
             alt_stack: None,
             host_sync: false,
@@ -401,14 +427,12 @@ impl SignalState {
         ThreadSignals {
             mask: self.mask,
             pending: std::mem::take(&mut self.thread_pending),
-            info: std::mem::take(&mut self.thread_info),
         }
     }
 
     /// A parked thread runs: its mask and own pending signals become the running thread's.
     pub fn run_thread(&mut self, thread: ThreadSignals) {
         self.thread_pending = thread.pending;
-        self.thread_info = thread.info;
         self.set_mask(thread.mask);
     }
 
@@ -417,27 +441,20 @@ impl SignalState {
         if !(1..=sig::NSIG).contains(&signo) || self.is_ignored(signo) {
             return;
         }
-        if self.thread_info.is_empty() {
-            self.thread_info = vec![SigInfo::default(); sig::NSIG as usize + 1];
-        }
-        self.thread_pending |= bit(signo);
-        self.thread_info[signo as usize] = info;
+        self.thread_pending.raise(signo, info);
     }
 
     /// Signals pending for the running thread: its own and the process's.
     fn pending_here(&self) -> u64 {
-        self.pending | self.thread_pending
+        self.pending | self.thread_pending.bits
     }
 
     /// Take pending `signo` (the running thread's own first, as Linux does) and its siginfo.
     fn take(&mut self, signo: i32) -> SigInfo {
-        if self.thread_pending & bit(signo) != 0 {
-            self.thread_pending &= !bit(signo);
-            self.thread_info[signo as usize]
-        } else {
+        self.thread_pending.take(signo).unwrap_or_else(|| {
             self.pending &= !bit(signo);
             self.info[signo as usize]
-        }
+        })
     }
 
     /// Process-wide pending signals the running thread blocks (another thread may take them).
@@ -735,7 +752,7 @@ impl Process {
             self.signals.actions[signo as usize] = action;
             if self.signals.is_ignored(signo) {
                 self.signals.pending &= !bit(signo);
-                self.signals.thread_pending &= !bit(signo);
+                self.signals.thread_pending.discard(signo);
                 self.threads.discard_signal(signo);
             }
             self.signals.mirror_on_host(signo, action.handler);

@@ -4,9 +4,10 @@
 //! the running thread has used its time slice ([`TIME_SLICE`] instructions), and in the
 //! syscalls that give way (a futex wait, a sleep, `sched_yield`, a thread's `exit`, and a
 //! syscall that would block the host thread: a read of an empty pipe or terminal, a write to
-//! a full pipe (a long write goes in turns, [`super::long_write`]), `ppoll`/`pselect6`/`epoll_pwait` with nothing ready, a socket's accept,
-//! receive or send, `wait4`/`waitid` with no child to report, `rt_sigsuspend` and
-//! `rt_sigtimedwait` with no signal, which runs again on the thread's next turn). With one host
+//! a full pipe (a long write goes in turns, [`super::long_write`]),
+//! `ppoll`/`pselect6`/`epoll_pwait` with nothing ready, a socket's accept, receive or send,
+//! `wait4`/`waitid` with no child to report, `rt_sigsuspend` and `rt_sigtimedwait` with no
+//! signal, which runs again on the thread's next turn). With one host
 //! thread every guest load, store and atomic sequence is as atomic as on one CPU, an LR/SC
 //! pair loses its reservation at a switch (as the kernel's trap return makes an SC fail), and
 //! a run depends only on its inputs.
@@ -307,7 +308,7 @@ impl Threads {
     /// `signo` is ignored now: parked threads drop it too.
     pub fn discard_signal(&mut self, signo: i32) {
         for p in self.parked.iter_mut() {
-            p.signals.pending &= !(1u64 << (signo - 1));
+            p.signals.pending.discard(signo);
         }
     }
 
@@ -785,7 +786,7 @@ mod tests {
         assert_eq!(threads.tid(), sleeping);
         assert_eq!(hart.x[10], (-libc::EINTR) as u32);
         let own = signals.park_thread();
-        assert_eq!((own.mask, own.pending), (0, usr1));
+        assert_eq!((own.mask, own.pending.bits), (0, usr1));
     }
 
     #[test]

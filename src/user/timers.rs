@@ -3,8 +3,9 @@
 //! usual paths, and a POSIX timer signals this host process, whose forwarded signal becomes
 //! the guest's. A timer's signal is routed by its timer id ([`PosixTimer`]): to the thread
 //! SIGEV_THREAD_ID names, and for the guest's signals 32 and 33 (musl's SIGEV_THREAD uses 32),
-//! which the host's C library keeps, the host timer sends [`PROXY_SIGNAL`] instead. The guest's `struct itimerspec` (time64) has the
-//! host's layout; its `struct sigevent` is the 32-bit one.
+//! which the host's C library keeps, the host timer sends [`PROXY_SIGNAL`] instead. The
+//! guest's `struct itimerspec` (time64) has the host's layout; its `struct sigevent` is the
+//! 32-bit one.
 
 use super::signal::SigInfo;
 use super::syscall::{errno, host_result, read_timespec, write_timespec, SysError, SysResult};
