@@ -271,7 +271,7 @@ impl Threads {
     }
 
     /// `tkill` of parked thread `tid`: `signo` (not ignored: the caller checks) waits for that
-    /// thread, and ends its wait if its mask lets the signal through. `false` if `tid` is not
+    /// thread, and ends its wait if its mask lets the signal through. `Err` if `tid` is not
     /// parked; the sleep cut short, if any, in the `Ok`.
     pub fn raise_for(
         &mut self,
