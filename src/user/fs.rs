@@ -409,7 +409,7 @@ impl Process {
 
     /// A host pointer and length for a guest buffer the host will write: clamped to the
     /// accessible prefix (like the kernel stopping at the first fault); EFAULT if none is.
-    fn out_buffer(&mut self, va: u32, len: u32) -> Result<(*mut u8, usize), SysError> {
+    pub(super) fn out_buffer(&mut self, va: u32, len: u32) -> Result<(*mut u8, usize), SysError> {
         let len = len.min(MAX_RW_COUNT);
         let ok = self.mem.accessible_len(va, len as u64, perm::W) as u32;
         if ok == 0 && len != 0 {

@@ -27,6 +27,7 @@ mod long_write;
 mod mem;
 mod misaligned;
 mod mman;
+mod mqueue;
 mod net;
 mod passthrough;
 mod proc;

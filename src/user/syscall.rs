@@ -149,6 +149,10 @@ pub mod nr {
     pub const GETEGID: u32 = 177;
     pub const GETTID: u32 = 178;
     pub const SYSINFO: u32 = 179;
+    pub const MQ_OPEN: u32 = 180;
+    pub const MQ_UNLINK: u32 = 181;
+    pub const MQ_NOTIFY: u32 = 184;
+    pub const MQ_GETSETATTR: u32 = 185;
     pub const SOCKET: u32 = 198;
     pub const SOCKETPAIR: u32 = 199;
     pub const BIND: u32 = 200;
@@ -208,6 +212,8 @@ pub mod nr {
     pub const PSELECT6_TIME64: u32 = 413;
     pub const PPOLL_TIME64: u32 = 414;
     pub const RECVMMSG_TIME64: u32 = 417;
+    pub const MQ_TIMEDSEND_TIME64: u32 = 418;
+    pub const MQ_TIMEDRECEIVE_TIME64: u32 = 419;
     pub const RT_SIGTIMEDWAIT_TIME64: u32 = 421;
     pub const FUTEX_TIME64: u32 = 422;
     pub const SCHED_RR_GET_INTERVAL_TIME64: u32 = 423;
@@ -433,6 +439,12 @@ impl Process {
                 self.check_pipe(r)
             }
             MKNODAT => self.sys_mknodat(a[0], a[1], a[2], a[3]),
+            MQ_OPEN => self.sys_mq_open(a[0], a[1], a[2], a[3]),
+            MQ_UNLINK => self.sys_mq_unlink(a[0]),
+            MQ_TIMEDSEND_TIME64 => self.sys_mq_timedsend(a),
+            MQ_TIMEDRECEIVE_TIME64 => self.sys_mq_timedreceive(a),
+            MQ_GETSETATTR => self.sys_mq_getsetattr(a[0], a[1], a[2]),
+            MQ_NOTIFY => self.sys_mq_notify(a[0], a[1]),
             SETXATTR => self.sys_setxattr(XattrTarget::Path, a),
             LSETXATTR => self.sys_setxattr(XattrTarget::Link, a),
             FSETXATTR => self.sys_setxattr(XattrTarget::Fd, a),
@@ -1110,6 +1122,15 @@ impl Process {
         let events = match number {
             nr::READ | nr::READV => libc::POLLIN,
             nr::WRITE | nr::WRITEV => libc::POLLOUT,
+            // A message queue call whose own (absolute) timeout has passed runs, and times
+            // out on the host at once.
+            nr::MQ_TIMEDRECEIVE_TIME64 | nr::MQ_TIMEDSEND_TIME64
+                if a[4] != 0 && self.mq_timeout_passed(a[4]) =>
+            {
+                return true
+            }
+            nr::MQ_TIMEDRECEIVE_TIME64 => libc::POLLIN,
+            nr::MQ_TIMEDSEND_TIME64 => libc::POLLOUT,
             nr::WAIT4 | nr::WAITID => return self.child_to_report_by_wait_limit(number, a),
             n => match super::net::blocking_events(n, a) {
                 Some(events) => events,

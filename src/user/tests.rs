@@ -742,6 +742,7 @@ fn random_syscall_arguments_never_panic() {
         nr::MLOCK2,
         nr::PIDFD_OPEN,
         nr::SCHED_RR_GET_INTERVAL_TIME64,
+        nr::MQ_GETSETATTR,
         4321,
     ];
     let mut rng = Rng(0x1234_5678_9abc_def1);

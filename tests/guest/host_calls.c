@@ -3,10 +3,12 @@
  * get, list, remove, with the errors the host file system gives), credentials (setuid and
  * friends to the ids the process has, getgroups against itself), capget, personality, syncfs,
  * readahead, preadv2/pwritev2, pidfd_open and pidfd_send_signal on a child, prctl (the
- * thread name and process attributes) and sched_rr_get_interval. Prints results and errno names, never ids or times. */
+ * thread name and process attributes), POSIX message queues (with a child) and
+ * sched_rr_get_interval. Prints results and errno names, never ids or times. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <mqueue.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -178,6 +180,67 @@ int main(int argc, char **argv) {
     printf("PR_GET_PDEATHSIG is SIGUSR2: %d\n", value == SIGUSR2);
     prctl(PR_SET_PDEATHSIG, 0);
     printf("PR_GET_TIMERSLACK positive: %d\n", prctl(PR_GET_TIMERSLACK) > 0);
+
+    /* POSIX message queues: attributes, priorities, a full and an empty queue timing out, a
+     * child that receives what the parent sends, O_NONBLOCK through mq_setattr. */
+    char qname[64];
+    snprintf(qname, sizeof qname, "/rv32vm-host-calls-%d", (int)getpid());
+    struct mq_attr qattr = {.mq_maxmsg = 4, .mq_msgsize = 32};
+    mqd_t q = mq_open(qname, O_CREAT | O_EXCL | O_RDWR, 0600, &qattr);
+    check(q != (mqd_t)-1, "mq_open");
+    if (q != (mqd_t)-1) {
+        struct mq_attr got;
+        mq_getattr(q, &got);
+        printf("mq_getattr: maxmsg %ld msgsize %ld curmsgs %ld\n", got.mq_maxmsg, got.mq_msgsize,
+               got.mq_curmsgs);
+        mq_send(q, "low", 3, 1);
+        mq_send(q, "high", 4, 9);
+        mq_send(q, "mid", 3, 5);
+        char msg[32];
+        unsigned prio = 0;
+        for (int i = 0; i < 3; i++) {
+            ssize_t len = mq_receive(q, msg, sizeof msg, &prio);
+            printf("mq_receive: %.*s prio %u\n", (int)len, msg, prio);
+        }
+        struct timespec soon;
+        clock_gettime(CLOCK_REALTIME, &soon);
+        soon.tv_nsec += 20 * 1000 * 1000;
+        if (soon.tv_nsec >= 1000000000) {
+            soon.tv_sec++;
+            soon.tv_nsec -= 1000000000;
+        }
+        errno = 0;
+        r = (int)mq_timedreceive(q, msg, sizeof msg, NULL, &soon);
+        printf("mq_timedreceive of an empty queue: %d %s\n", r,
+               errno == ETIMEDOUT ? "ETIMEDOUT" : strerror(errno));
+        for (int i = 0; i < 4; i++)
+            mq_send(q, "x", 1, 0);
+        errno = 0;
+        r = mq_timedsend(q, "y", 1, 0, &soon);
+        printf("mq_timedsend to a full queue: %d %s\n", r,
+               errno == ETIMEDOUT ? "ETIMEDOUT" : strerror(errno));
+        struct mq_attr nonblock = {.mq_flags = O_NONBLOCK}, old;
+        mq_setattr(q, &nonblock, &old);
+        errno = 0;
+        r = mq_send(q, "z", 1, 0);
+        printf("mq_send with O_NONBLOCK to a full queue: %d %s, old flags %ld\n", r,
+               errno == EAGAIN ? "EAGAIN" : strerror(errno), old.mq_flags);
+        for (int i = 0; i < 4; i++)
+            mq_receive(q, msg, sizeof msg, NULL);
+        child = fork();
+        if (child == 0) {
+            mqd_t cq = mq_open(qname, O_RDONLY);
+            ssize_t len = mq_receive(cq, msg, sizeof msg, &prio);
+            _exit(len == 5 && memcmp(msg, "hello", 5) == 0 && prio == 3 ? 0 : 1);
+        }
+        usleep(20 * 1000);
+        mq_send(q, "hello", 5, 3);
+        waitpid(child, &status, 0);
+        printf("a child receives what the parent sends: %d\n",
+               WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        mq_close(q);
+        check(mq_unlink(qname) == 0, "mq_unlink");
+    }
 
     struct timespec quantum;
     r = sched_rr_get_interval(0, &quantum);
