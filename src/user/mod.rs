@@ -36,6 +36,7 @@ mod regions;
 mod signal;
 mod stack;
 mod syscall;
+mod sysv_ipc;
 mod threads;
 mod timers;
 

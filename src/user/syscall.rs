@@ -153,6 +153,13 @@ pub mod nr {
     pub const MQ_UNLINK: u32 = 181;
     pub const MQ_NOTIFY: u32 = 184;
     pub const MQ_GETSETATTR: u32 = 185;
+    pub const MSGGET: u32 = 186;
+    pub const MSGCTL: u32 = 187;
+    pub const MSGRCV: u32 = 188;
+    pub const MSGSND: u32 = 189;
+    pub const SEMGET: u32 = 190;
+    pub const SEMCTL: u32 = 191;
+    pub const SEMOP: u32 = 193;
     pub const SOCKET: u32 = 198;
     pub const SOCKETPAIR: u32 = 199;
     pub const BIND: u32 = 200;
@@ -214,6 +221,7 @@ pub mod nr {
     pub const RECVMMSG_TIME64: u32 = 417;
     pub const MQ_TIMEDSEND_TIME64: u32 = 418;
     pub const MQ_TIMEDRECEIVE_TIME64: u32 = 419;
+    pub const SEMTIMEDOP_TIME64: u32 = 420;
     pub const RT_SIGTIMEDWAIT_TIME64: u32 = 421;
     pub const FUTEX_TIME64: u32 = 422;
     pub const SCHED_RR_GET_INTERVAL_TIME64: u32 = 423;
@@ -439,6 +447,14 @@ impl Process {
                 self.check_pipe(r)
             }
             MKNODAT => self.sys_mknodat(a[0], a[1], a[2], a[3]),
+            SEMGET => self.sys_semget(a[0], a[1], a[2]),
+            SEMOP => self.sys_semtimedop(a[0], a[1], a[2], 0),
+            SEMTIMEDOP_TIME64 => self.sys_semtimedop(a[0], a[1], a[2], a[3]),
+            SEMCTL => self.sys_semctl(a[0], a[1], a[2], a[3]),
+            MSGGET => self.sys_msgget(a[0], a[1]),
+            MSGSND => self.sys_msgsnd(a[0], a[1], a[2], a[3]),
+            MSGRCV => self.sys_msgrcv(a),
+            MSGCTL => self.sys_msgctl(a[0], a[1]),
             MQ_OPEN => self.sys_mq_open(a[0], a[1], a[2], a[3]),
             MQ_UNLINK => self.sys_mq_unlink(a[0]),
             MQ_TIMEDSEND_TIME64 => self.sys_mq_timedsend(a),

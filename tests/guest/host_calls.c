@@ -3,8 +3,8 @@
  * get, list, remove, with the errors the host file system gives), credentials (setuid and
  * friends to the ids the process has, getgroups against itself), capget, personality, syncfs,
  * readahead, preadv2/pwritev2, pidfd_open and pidfd_send_signal on a child, prctl (the
- * thread name and process attributes), POSIX message queues (with a child) and
- * sched_rr_get_interval. Prints results and errno names, never ids or times. */
+ * thread name and process attributes), POSIX message queues, System V semaphores and message
+ * queues (each with a child) and sched_rr_get_interval. Prints results and errno names, never ids or times. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/personality.h>
+#include <sys/sem.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -240,6 +243,65 @@ int main(int argc, char **argv) {
                WIFEXITED(status) && WEXITSTATUS(status) == 0);
         mq_close(q);
         check(mq_unlink(qname) == 0, "mq_unlink");
+    }
+
+    /* System V semaphores and message queues, shared with a child. */
+    int sem = semget(IPC_PRIVATE, 2, IPC_CREAT | 0600);
+    check(sem >= 0, "semget");
+    if (sem >= 0) {
+        unsigned short init[2] = {1, 0}, now[2] = {9, 9};
+        check(semctl(sem, 0, SETALL, init) == 0, "semctl SETALL");
+        semctl(sem, 0, GETALL, now);
+        printf("semctl GETALL: %u %u\n", now[0], now[1]);
+        struct sembuf take = {0, -1, 0};
+        check(semop(sem, &take, 1) == 0, "semop takes the first");
+        struct sembuf try_again = {0, -1, IPC_NOWAIT};
+        errno = 0;
+        r = semop(sem, &try_again, 1);
+        printf("semop IPC_NOWAIT on zero: %d %s\n", r, errno == EAGAIN ? "EAGAIN" : strerror(errno));
+        child = fork();
+        if (child == 0) {
+            struct sembuf wait_second = {1, -1, 0};
+            _exit(semop(sem, &wait_second, 1) == 0 ? 0 : 1);
+        }
+        usleep(20 * 1000);
+        check(semctl(sem, 1, SETVAL, 1) == 0, "semctl SETVAL wakes the child");
+        waitpid(child, &status, 0);
+        printf("child's semop returned: %d, GETVAL now %d\n",
+               WIFEXITED(status) && WEXITSTATUS(status) == 0, semctl(sem, 1, GETVAL));
+        check(semctl(sem, 0, IPC_RMID) == 0, "semctl IPC_RMID");
+    }
+    int msq = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+    check(msq >= 0, "msgget");
+    if (msq >= 0) {
+        struct {
+            long mtype;
+            char text[16];
+        } out = {2, "second"}, in;
+        msgsnd(msq, &out, 7, 0);
+        out.mtype = 1;
+        strcpy(out.text, "first");
+        msgsnd(msq, &out, 6, 0);
+        ssize_t len = msgrcv(msq, &in, sizeof in.text, 1, 0);
+        printf("msgrcv type 1: %zd %ld %s\n", len, in.mtype, in.text);
+        len = msgrcv(msq, &in, sizeof in.text, 0, 0);
+        printf("msgrcv any: %zd %ld %s\n", len, in.mtype, in.text);
+        errno = 0;
+        len = msgrcv(msq, &in, sizeof in.text, 0, IPC_NOWAIT);
+        printf("msgrcv IPC_NOWAIT of nothing: %zd %s\n", len,
+               errno == ENOMSG ? "ENOMSG" : strerror(errno));
+        child = fork();
+        if (child == 0) {
+            len = msgrcv(msq, &in, sizeof in.text, 5, 0);
+            _exit(len == 6 && in.mtype == 5 && strcmp(in.text, "child") == 0 ? 0 : 1);
+        }
+        usleep(20 * 1000);
+        out.mtype = 5;
+        strcpy(out.text, "child");
+        msgsnd(msq, &out, 6, 0);
+        waitpid(child, &status, 0);
+        printf("a child receives a message: %d\n", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        check(msgctl(msq, IPC_RMID, NULL) == 0, "msgctl IPC_RMID");
     }
 
     struct timespec quantum;
