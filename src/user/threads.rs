@@ -211,7 +211,8 @@ impl Threads {
     /// Until when the running thread may wait on the host in a syscall without holding up
     /// another thread: now if another is runnable, else the first deadline of the others'
     /// waits; `None` if no other thread could run before something this one does wakes it.
-    /// A syscall that would wait longer gives way instead ([`super::syscall::SysError::WouldBlock`]).
+    /// A syscall that would wait longer gives way instead
+    /// ([`super::syscall::SysError::WouldBlock`]).
     pub fn others_need_hart_at(&self) -> Option<Instant> {
         if self.parked.iter().any(|p| p.wait.is_none()) {
             return Some(Instant::now());
