@@ -95,11 +95,7 @@ impl Process {
         let Ok(Some(t)) = self.mq_timeout(va) else {
             return true;
         };
-        // SAFETY: all-zero is a valid timespec; clock_gettime only writes it.
-        let mut now: libc::timespec = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid out-pointer.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
-        (now.tv_sec, now.tv_nsec) >= (t.tv_sec, t.tv_nsec)
+        super::threads::futex_deadline(&t, false, true) <= std::time::Instant::now()
     }
 
     /// `mq_timedsend_time64(mqd, msg*, len, prio, abs_timeout*)`.

@@ -616,13 +616,7 @@ mod frame {
 impl Process {
     /// Raise a signal sent by the guest to itself.
     pub(super) fn signal_self(&mut self, signo: i32, info: SigInfo) -> SysResult {
-        if !(0..=sig::NSIG).contains(&signo) {
-            return Err(errno(libc::EINVAL));
-        }
-        if signo == sig::SIGKILL {
-            return Err(SysError::Stop(killed_by(signo)));
-        }
-        if signo != 0 {
+        if signal_to_raise(signo)? {
             self.signals.raise(signo, info);
         }
         Ok(0)
@@ -666,13 +660,7 @@ impl Process {
         if tid as i32 <= 0 || !self.threads.has(tid) {
             return Err(errno(libc::ESRCH));
         }
-        if !(0..=sig::NSIG).contains(&signo) {
-            return Err(errno(libc::EINVAL));
-        }
-        if signo == sig::SIGKILL {
-            return Err(SysError::Stop(killed_by(signo)));
-        }
-        if signo != 0 {
+        if signal_to_raise(signo)? {
             self.raise_for_thread(tid, signo, info);
         }
         Ok(0)
@@ -1254,6 +1242,19 @@ impl Process {
         hart.reservation = None;
         Ok(())
     }
+}
+
+/// Whether a signal `signo` the guest sends itself (or one of its threads) is to be raised:
+/// `false` for 0 (only an existence check), EINVAL past NSIG; SIGKILL ends the process at
+/// once.
+fn signal_to_raise(signo: i32) -> Result<bool, SysError> {
+    if !(0..=sig::NSIG).contains(&signo) {
+        return Err(errno(libc::EINVAL));
+    }
+    if signo == sig::SIGKILL {
+        return Err(SysError::Stop(killed_by(signo)));
+    }
+    Ok(signo != 0)
 }
 
 /// The Stop of a process killed by `signo`'s default action. As qemu-riscv32, only a signal
