@@ -113,6 +113,26 @@ fn guest_reboot_restarts_the_machine() {
     assert_eq!(vm.wait_exit(), 5);
 }
 
+/// `console=hvc0`: the shell's console is the SBI's (Linux's `hvc_riscv_sbi` reads through
+/// DBCN or the legacy `console_getchar`). The built-in SBI reads the UART as OpenSBI does, so
+/// typed commands reach the guest with either firmware; before, the built-in SBI gave no input.
+#[test]
+fn the_sbi_console_takes_input_with_either_firmware() {
+    let opensbi = images().join("fw_dynamic.bin");
+    for bios in ["builtin", opensbi.to_str().unwrap()] {
+        let mut vm = Console::boot(&["--bios", bios, "--append", "console=hvc0"]);
+        vm.expect(PROMPT);
+        let tty = vm.run("tty; echo typed $((6 * 7))");
+        assert!(
+            tty.contains("/dev/console") || tty.contains("hvc0"),
+            "{bios}: {tty}"
+        );
+        assert!(tty.contains("typed 42"), "{bios}: {tty}");
+        vm.send("vm-exit 4");
+        assert_eq!(vm.wait_exit(), 4, "{bios}");
+    }
+}
+
 /// `--dtb` with `--append` and `--initrd`: the tree the user gives (here one rv32vm dumped for
 /// a machine without an initrd) gets the command line and the initrd range in /chosen, as
 /// QEMU does, so Linux finds its initramfs and sees the marker in /proc/cmdline.

@@ -481,6 +481,32 @@ impl<W: Write> Uart<W> {
         !self.rx_fifo.is_empty() || self.input.has_pending()
     }
 
+    /// The firmware's console read (SBI `console_getchar` and DBCN read, what OpenSBI does
+    /// with LSR.DR and RBR): the next received byte, `None` when none has arrived. It leaves
+    /// the UART as a guest's RBR read would, so a guest reading through the SBI (`hvc0`) gets
+    /// the same input, at the same pace, as one reading `ttyS0`.
+    pub fn read_for_firmware(&mut self) -> Option<u8> {
+        self.refill_rx_fifo();
+        // Like OpenSBI, read RBR only when LSR says data is ready.
+        let byte = if self.rx_fifo.is_empty() {
+            None
+        } else {
+            self.take_received()
+        };
+        self.update_irq();
+        byte
+    }
+
+    /// Takes the oldest byte from the receive FIFO, as a read of RBR does.
+    fn take_received(&mut self) -> Option<u8> {
+        let byte = self.rx_fifo.pop_front();
+        self.refill_rx_fifo();
+        if let Some(pacing) = &mut self.rx_pacing {
+            pacing.read(self.rx_fifo.is_empty());
+        }
+        byte
+    }
+
     /// The level of the interrupt output.
     pub fn irq_level(&self) -> bool {
         self.interrupt_id() != IIR_NO_INT
@@ -620,14 +646,7 @@ impl<W: Write> Uart<W> {
     fn read_register(&mut self, register: u64) -> u8 {
         match register {
             RBR if self.dlab() => self.divisor.to_le_bytes()[0],
-            RBR => {
-                let byte = self.rx_fifo.pop_front().unwrap_or(0);
-                self.refill_rx_fifo();
-                if let Some(pacing) = &mut self.rx_pacing {
-                    pacing.read(self.rx_fifo.is_empty());
-                }
-                byte
-            }
+            RBR => self.take_received().unwrap_or(0),
             IER if self.dlab() => self.divisor.to_le_bytes()[1],
             IER => self.interrupt_enable,
             IIR => {
@@ -835,6 +854,24 @@ mod tests {
         assert_eq!(f.rd(MSR), MSR_DCD | MSR_DSR | MSR_CTS);
         assert_eq!(f.rd(SCR), 0);
         assert!(!f.irq());
+    }
+
+    #[test]
+    fn firmware_reads_received_bytes_and_the_interrupt_follows() {
+        let mut f = Fixture::new();
+        assert_eq!(f.uart.read_for_firmware(), None);
+        f.wr(IER, IER_RDI);
+        f.uart.enqueue_input(b"ab");
+        assert!(f.irq());
+        assert_eq!(f.uart.read_for_firmware(), Some(b'a'));
+        assert!(f.irq());
+        assert_eq!(f.uart.read_for_firmware(), Some(b'b'));
+        assert!(!f.irq(), "the FIFO is empty: no receive interrupt");
+        assert_eq!(f.uart.read_for_firmware(), None);
+        assert_eq!(f.rd(LSR) & LSR_DR, 0);
+        // Input queued but not yet in the FIFO is read too.
+        f.uart.input().push(b"c");
+        assert_eq!(f.uart.read_for_firmware(), Some(b'c'));
     }
 
     #[test]

@@ -876,7 +876,8 @@ impl SbiHost for SbiView<'_> {
         }
     }
     fn console_read(&mut self) -> Option<u8> {
-        None
+        let uart = self.system.bus.device_mut(self.system.uart)?;
+        uart.read_for_firmware()
     }
     fn read_phys(&mut self, pa: u64, len: usize) -> Option<Vec<u8>> {
         self.system.ram.bytes(pa, len as u64).map(<[u8]>::to_vec)
