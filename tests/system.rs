@@ -58,6 +58,11 @@ fn reset_firmware() -> PathBuf {
 /// Build tests/system/`src` (with `defines`) into target/system-tests/`name`.elf, linked at
 /// RAM base.
 fn build_guest(src: &str, name: &str, defines: &[&str]) -> PathBuf {
+    build_guest_linked(src, name, defines, "link.ld")
+}
+
+/// [`build_guest`] with the linker script tests/system/`script`.
+fn build_guest_linked(src: &str, name: &str, defines: &[&str], script: &str) -> PathBuf {
     common::require_tool(
         "riscv64-linux-gnu-gcc",
         "--version",
@@ -72,7 +77,7 @@ fn build_guest(src: &str, name: &str, defines: &[&str]) -> PathBuf {
         // No build-id note: it would land at RAM base, before _start, in a raw image.
         .arg("-Wl,--build-id=none")
         .arg("-T")
-        .arg(repo().join("tests/system/link.ld"))
+        .arg(repo().join("tests/system").join(script))
         .arg("-Wl,--no-warn-rwx-segments")
         .arg(&src)
         .arg("-o")
@@ -120,6 +125,39 @@ fn smode_kernel_prints_and_powers_off_with_its_code() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(out.status.code(), Some(3), "tier {tier}");
+    }
+}
+
+/// `--bios` takes an ELF as QEMU's `-bios` does: its segments go to their physical addresses
+/// and the hart starts at its entry point, in M-mode.
+#[test]
+fn elf_firmware_runs_from_its_entry_point() {
+    let firmware = build_guest_linked(
+        "mmode_elf_fw.S",
+        "mmode_elf_fw",
+        &[],
+        "link_two_segments.ld",
+    );
+    let kernel = repo().join("images/Image");
+    for tier in common::TIERS {
+        let out = boot(
+            &[
+                "--timeout",
+                "30",
+                "--tier",
+                tier,
+                "--bios",
+                path_str(&firmware),
+            ],
+            &kernel,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "hello from an ELF firmware\n",
+            "tier {tier}: stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(6), "tier {tier}");
     }
 }
 
@@ -187,6 +225,17 @@ fn bad_inputs_give_one_clear_error() {
     assert_clean_error(
         &boot(&[], &dir.join("does-not-exist")),
         "cannot read kernel",
+    );
+
+    // A truncated ELF firmware, and an ELF firmware over the ELF kernel (both at RAM base).
+    let image = repo().join("images/Image");
+    assert_clean_error(
+        &boot(&["--bios", truncated.to_str().unwrap()], &image),
+        "firmware ELF",
+    );
+    assert_clean_error(
+        &boot(&["--bios", kernel.to_str().unwrap()], &kernel),
+        "overlaps the kernel",
     );
 }
 

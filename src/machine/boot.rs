@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use super::console::{Script, ScriptError};
 use super::determinism::Deterministic;
 use super::fdt::{self, ChosenPatch, FdtConfig};
-use super::loader::{self, Kernel, LoadError};
+use super::loader::{self, Firmware, Kernel, LoadError};
 use super::map;
 use super::power::PowerOn;
 use super::session::Connections;
@@ -398,15 +398,16 @@ fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
     let kernel_bytes = read_kernel(&opts.kernel, ram_size)?;
     let kernel = Kernel::parse(&kernel_bytes)?;
     drop(kernel_bytes);
-    let bios = opts
-        .bios
-        .as_deref()
-        .map(|p| hostfile::read_bounded("firmware", p, ram_size))
-        .transpose()?;
-    let bios_len = bios.as_ref().map(|b| b.len() as u64);
+    let bios = match opts.bios.as_deref() {
+        Some(path) => Some(Firmware::parse(hostfile::read_bounded(
+            "firmware", path, ram_size,
+        )?)?),
+        None => None,
+    };
+    let bios_extent = bios.as_ref().map(Firmware::extent);
     let initrd = match &opts.initrd {
         Some(path) => {
-            let room = loader::initrd_room(ram_base, ram_size, &kernel, bios_len)?;
+            let room = loader::initrd_room(ram_base, ram_size, &kernel, bios_extent)?;
             Some(hostfile::read_bounded("initrd", path, room)?)
         }
         None => None,
@@ -426,7 +427,7 @@ fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
         ram_base,
         ram_size,
         &kernel,
-        bios_len,
+        bios_extent,
         initrd.as_ref().map(|b| b.len() as u64),
         user_dtb.as_ref().map_or(0, |b| b.len() as u64),
     )?;
@@ -643,7 +644,7 @@ fn set_blocking(file: &File) -> std::io::Result<()> {
 struct Images {
     kernel: Kernel,
     initrd: Option<Vec<u8>>,
-    bios: Option<Vec<u8>>,
+    bios: Option<Firmware>,
     dtb: Vec<u8>,
     layout: loader::Layout,
 }
@@ -676,12 +677,12 @@ fn power_on_image(images: &Images) -> PowerOn {
     hart.x[10] = 0; // a0: hart id
     hart.x[11] = layout.dtb as u32; // a1: device tree
     match (bios, layout.firmware, layout.fw_dynamic_info) {
-        (Some(fw), Some((fw_start, _)), Some(info)) => {
-            writes.push((fw_start, fw.clone()));
+        (Some(fw), Some(place), Some(info)) => {
+            writes.extend(fw.writes(place));
             let info_bytes = loader::fw_dynamic_info(layout.kernel_entry as u32);
             writes.push((info, info_bytes.to_vec()));
             hart.x[12] = info as u32; // a2: fw_dynamic_info
-            hart.pc = fw_start as u32;
+            hart.pc = place.entry as u32;
             hart.prv = Priv::Machine;
         }
         _ => {

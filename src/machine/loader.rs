@@ -48,6 +48,25 @@ pub enum LoadError {
     /// The device tree is larger than the fixed space reserved for it (RAM size plays no part).
     #[error("the device tree is {size} bytes; at most {limit} bytes fit in the space reserved for it below the end of RAM (a larger --memory does not change this)")]
     DtbTooLarge { size: u64, limit: u64 },
+    /// The firmware file is an ELF that could not be parsed.
+    #[error("firmware ELF: {0}")]
+    FirmwareElf(crate::elf::ElfError),
+    /// An ELF firmware segment, or its entry point, lies outside RAM.
+    #[error("firmware ELF {what} at physical {start:#x}..{end:#x} lies outside RAM ({ram_start:#x}..{ram_end:#x})")]
+    FirmwareOutsideRam {
+        what: &'static str,
+        start: u64,
+        end: u64,
+        ram_start: u64,
+        ram_end: u64,
+    },
+    /// The firmware overlaps the kernel, the initrd or the device tree.
+    #[error("firmware at physical {start:#x}..{end:#x} overlaps the {what}")]
+    FirmwareOverlaps {
+        what: &'static str,
+        start: u64,
+        end: u64,
+    },
     /// An ELF kernel segment lies outside RAM.
     #[error("kernel ELF segment at physical {start:#x}..{end:#x} lies outside RAM")]
     SegmentOutsideRam { start: u64, end: u64 },
@@ -105,6 +124,120 @@ impl Kernel {
     }
 }
 
+/// The M-mode firmware of `--bios FILE`, as parsed. Like QEMU's `-bios`, it takes an ELF
+/// (OpenSBI's `fw_*.elf`: segments to their physical addresses, started at the ELF entry) or
+/// anything else as a flat binary at the RAM base, started at its first byte.
+#[derive(Clone, Debug)]
+pub enum Firmware {
+    Raw(Vec<u8>),
+    Elf(ElfFile),
+}
+
+/// Where the firmware lies in RAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirmwareExtent {
+    /// A flat binary of `len` bytes at the RAM base, entered at its start.
+    AtRamBase { len: u64 },
+    /// ELF segments spanning `[start, end)`, entered at `entry`.
+    Fixed { start: u64, end: u64, entry: u64 },
+}
+
+/// Where the firmware was placed (physical addresses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirmwarePlace {
+    pub start: u64,
+    pub end: u64,
+    pub entry: u64,
+}
+
+impl Firmware {
+    /// Recognise a firmware file: an ELF by its magic, anything else a flat binary.
+    pub fn parse(bytes: Vec<u8>) -> Result<Firmware, LoadError> {
+        if bytes.starts_with(b"\x7fELF") {
+            return Ok(Firmware::Elf(
+                ElfFile::parse(&bytes).map_err(LoadError::FirmwareElf)?,
+            ));
+        }
+        Ok(Firmware::Raw(bytes))
+    }
+
+    pub fn extent(&self) -> FirmwareExtent {
+        match self {
+            Firmware::Raw(bytes) => FirmwareExtent::AtRamBase {
+                len: bytes.len() as u64,
+            },
+            Firmware::Elf(elf) => {
+                let start = elf.segments.iter().map(|s| s.paddr as u64).min();
+                // Cannot overflow: both terms are below 2^32.
+                let end = elf
+                    .segments
+                    .iter()
+                    .map(|s| s.paddr as u64 + s.memsz as u64)
+                    .max();
+                FirmwareExtent::Fixed {
+                    start: start.unwrap_or(0),
+                    end: end.unwrap_or(0),
+                    entry: elf.entry as u64,
+                }
+            }
+        }
+    }
+
+    /// What the loader writes to RAM for the firmware placed at `place`.
+    pub fn writes(&self, place: FirmwarePlace) -> Vec<(u64, Vec<u8>)> {
+        match self {
+            Firmware::Raw(bytes) => vec![(place.start, bytes.clone())],
+            Firmware::Elf(elf) => elf
+                .segments
+                .iter()
+                .map(|s| (s.paddr as u64, s.data.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Place `firmware` in RAM `[ram_base, ram_end)`.
+fn place_firmware(
+    extent: FirmwareExtent,
+    ram_base: u64,
+    ram_end: u64,
+) -> Result<FirmwarePlace, LoadError> {
+    let ram_size = ram_end - ram_base;
+    match extent {
+        FirmwareExtent::AtRamBase { len } if len > ram_size => Err(LoadError::DoesNotFit {
+            what: "firmware",
+            size: len,
+            ram: ram_size,
+            free: ram_size,
+        }),
+        // Cannot overflow: len <= ram_size and ram_base + ram_size did not.
+        FirmwareExtent::AtRamBase { len } => Ok(FirmwarePlace {
+            start: ram_base,
+            end: ram_base + len,
+            entry: ram_base,
+        }),
+        FirmwareExtent::Fixed { start, end, entry } => {
+            let outside = |what, start, end| LoadError::FirmwareOutsideRam {
+                what,
+                start,
+                end,
+                ram_start: ram_base,
+                ram_end,
+            };
+            if start >= end {
+                return Err(crate::elf::ElfError::NoLoadableSegments.into());
+            }
+            if start < ram_base || end > ram_end {
+                return Err(outside("segments", start, end));
+            }
+            if !(start..end).contains(&entry) {
+                return Err(outside("entry point", entry, entry));
+            }
+            Ok(FirmwarePlace { start, end, entry })
+        }
+    }
+}
+
 /// Where everything goes (physical addresses).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -112,8 +245,8 @@ pub struct Layout {
     pub kernel_start: u64,
     pub kernel_end: u64,
     pub kernel_entry: u64,
-    /// External firmware at RAM base, if any.
-    pub firmware: Option<(u64, u64)>,
+    /// External firmware, if any.
+    pub firmware: Option<FirmwarePlace>,
     pub initrd: Option<(u64, u64)>,
     pub dtb: u64,
     /// fw_dynamic_info for an external firmware.
@@ -127,7 +260,7 @@ pub fn plan(
     ram_base: u64,
     ram_size: u64,
     kernel: &Kernel,
-    firmware_len: Option<u64>,
+    firmware: Option<FirmwareExtent>,
     initrd_len: Option<u64>,
     dtb_len: u64,
 ) -> Result<Layout, LoadError> {
@@ -140,15 +273,14 @@ pub fn plan(
     let ram_end = ram_base
         .checked_add(ram_size)
         .ok_or(does_not_fit("RAM", ram_size, 0))?;
-    let firmware = match firmware_len {
-        Some(len) if len > ram_size => return Err(does_not_fit("firmware", len, ram_size)),
-        // Cannot overflow: len <= ram_size and ram_base + ram_size did not.
-        Some(len) => Some((ram_base, ram_base + len)),
-        None => None,
-    };
+    let firmware = firmware
+        .map(|extent| place_firmware(extent, ram_base, ram_end))
+        .transpose()?;
     let (kernel_start, kernel_end, kernel_entry) = match kernel {
         Kernel::Image { size, .. } => {
-            let after_fw = firmware.map_or(ram_base, |(_, end)| end);
+            // After the firmware, as QEMU places it (an ELF firmware ends where its last
+            // segment does).
+            let after_fw = firmware.map_or(ram_base, |f| f.end);
             let start = after_fw
                 .div_ceil(KERNEL_ALIGN)
                 .checked_mul(KERNEL_ALIGN)
@@ -227,6 +359,27 @@ pub fn plan(
             Some((start, start + len))
         }
     };
+    if let Some(fw) = firmware {
+        // An ELF kernel or firmware chooses its own addresses: refuse any overlap rather than
+        // let one overwrite the other (QEMU refuses overlapping images too).
+        let overlaps = |start: u64, end: u64| fw.start < end && start < fw.end;
+        let clash = if overlaps(kernel_start, kernel_end) {
+            Some("kernel")
+        } else if initrd.is_some_and(|(start, end)| overlaps(start, end)) {
+            Some("initrd")
+        } else if overlaps(dtb, ram_end) {
+            Some("device tree")
+        } else {
+            None
+        };
+        if let Some(what) = clash {
+            return Err(LoadError::FirmwareOverlaps {
+                what,
+                start: fw.start,
+                end: fw.end,
+            });
+        }
+    }
     Ok(Layout {
         kernel_start,
         kernel_end,
@@ -244,9 +397,9 @@ pub fn initrd_room(
     ram_base: u64,
     ram_size: u64,
     kernel: &Kernel,
-    firmware_len: Option<u64>,
+    firmware: Option<FirmwareExtent>,
 ) -> Result<u64, LoadError> {
-    let layout = plan(ram_base, ram_size, kernel, firmware_len, None, 0)?;
+    let layout = plan(ram_base, ram_size, kernel, firmware, None, 0)?;
     Ok(layout.dtb - layout.kernel_end)
 }
 
@@ -281,6 +434,77 @@ mod tests {
         v
     }
 
+    fn raw_fw(len: u64) -> FirmwareExtent {
+        FirmwareExtent::AtRamBase { len }
+    }
+
+    #[test]
+    fn elf_firmware_goes_to_its_segments_and_starts_at_its_entry() {
+        let fw = Firmware::parse(elf(0x8000_0000, 0x1000, 0x8000_0100)).unwrap();
+        assert!(matches!(fw, Firmware::Elf(_)));
+        let k = Kernel::parse(&image(4096, 8 << 20)).unwrap();
+        let l = plan(BASE, 256 << 20, &k, Some(fw.extent()), None, 4096).unwrap();
+        let place = l.firmware.unwrap();
+        assert_eq!(
+            (place.start, place.end, place.entry),
+            (BASE, BASE + 0x1000, BASE + 0x100)
+        );
+        assert_eq!(l.kernel_start, BASE + KERNEL_ALIGN);
+        assert_eq!(fw.writes(place)[0].0, BASE);
+        // Anything that is not an ELF is a flat binary, entered at the RAM base.
+        let raw = Firmware::parse(vec![0x13, 0, 0, 0]).unwrap();
+        assert_eq!(raw.extent(), raw_fw(4));
+        // A broken ELF is an error, not a flat binary.
+        let mut broken = elf(0x8000_0000, 0x1000, 0x8000_0000);
+        broken.truncate(40);
+        assert!(matches!(
+            Firmware::parse(broken),
+            Err(LoadError::FirmwareElf(_))
+        ));
+    }
+
+    #[test]
+    fn elf_firmware_outside_ram_or_over_the_kernel_is_refused() {
+        let k = Kernel::parse(&image(4096, 8 << 20)).unwrap();
+        let low = Firmware::parse(elf(0x1000, 0x1000, 0x1000)).unwrap();
+        assert!(matches!(
+            plan(BASE, 256 << 20, &k, Some(low.extent()), None, 4096),
+            Err(LoadError::FirmwareOutsideRam { .. })
+        ));
+        let entry_outside = Firmware::parse(elf(0x8000_0000, 0x1000, 0x8000_2000)).unwrap();
+        assert!(matches!(
+            plan(
+                BASE,
+                256 << 20,
+                &k,
+                Some(entry_outside.extent()),
+                None,
+                4096
+            ),
+            Err(LoadError::FirmwareOutsideRam { .. })
+        ));
+        // An ELF kernel at the RAM base under a firmware that is there too.
+        let elf_kernel = Kernel::parse(&elf(0x8000_0000, 0x1000, 0x8000_0000)).unwrap();
+        let fw = Firmware::parse(elf(0x8000_0000, 0x1000, 0x8000_0000)).unwrap();
+        assert!(matches!(
+            plan(BASE, 256 << 20, &elf_kernel, Some(fw.extent()), None, 4096),
+            Err(LoadError::FirmwareOverlaps { what: "kernel", .. })
+        ));
+        // A firmware over the device tree (an Image kernel would not fit after it).
+        let high = Firmware::parse(elf(0x8ff0_0000, 0x1000, 0x8ff0_0000)).unwrap();
+        assert!(matches!(
+            plan(BASE, 256 << 20, &k, Some(high.extent()), None, 4096),
+            Err(LoadError::DoesNotFit { what: "kernel", .. })
+        ));
+        assert!(matches!(
+            plan(BASE, 256 << 20, &elf_kernel, Some(high.extent()), None, 4096),
+            Err(LoadError::FirmwareOverlaps {
+                what: "device tree",
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn image_goes_to_ram_base_and_initrd_below_dtb() {
         let k = Kernel::parse(&image(4096, 8 << 20)).unwrap();
@@ -295,8 +519,15 @@ mod tests {
     #[test]
     fn firmware_pushes_kernel_to_next_4mib_boundary() {
         let k = Kernel::parse(&image(4096, 8 << 20)).unwrap();
-        let l = plan(BASE, 256 << 20, &k, Some(300_000), None, 4096).unwrap();
-        assert_eq!(l.firmware, Some((BASE, BASE + 300_000)));
+        let l = plan(BASE, 256 << 20, &k, Some(raw_fw(300_000)), None, 4096).unwrap();
+        assert_eq!(
+            l.firmware,
+            Some(FirmwarePlace {
+                start: BASE,
+                end: BASE + 300_000,
+                entry: BASE
+            })
+        );
         assert_eq!(l.kernel_start, BASE + KERNEL_ALIGN);
         assert!(l.fw_dynamic_info.is_some());
     }
@@ -379,7 +610,7 @@ mod tests {
                 ),
                 "size {size:#x}"
             );
-            assert!(plan(BASE, 256 << 20, &k, Some(300_000), Some(4096), 4096).is_err());
+            assert!(plan(BASE, 256 << 20, &k, Some(raw_fw(300_000)), Some(4096), 4096).is_err());
         }
     }
 
@@ -391,14 +622,14 @@ mod tests {
         // RAM smaller than the DTB reserve.
         assert!(plan(BASE, 1 << 20, &k, None, None, 0).is_err());
         // Firmware, initrd and DTB sizes at the edges.
-        assert!(plan(BASE, 256 << 20, &k, Some(u64::MAX), None, 0).is_err());
+        assert!(plan(BASE, 256 << 20, &k, Some(raw_fw(u64::MAX)), None, 0).is_err());
         assert!(plan(BASE, 256 << 20, &k, None, Some(u64::MAX), 0).is_err());
         assert!(matches!(
             plan(BASE, 256 << 20, &k, None, None, u64::MAX),
             Err(LoadError::DtbTooLarge { .. })
         ));
         // Firmware that leaves no room for a 4 MiB-aligned kernel.
-        assert!(plan(BASE, 16 << 20, &k, Some((16 << 20) - 1), None, 0).is_err());
+        assert!(plan(BASE, 16 << 20, &k, Some(raw_fw((16 << 20) - 1)), None, 0).is_err());
     }
 
     #[test]
