@@ -102,6 +102,7 @@ guest_tests! {
     threads => [], ExpectedEnd::Exit(0);
     thread_signals => [], ExpectedEnd::Exit(0);
     host_calls => ["scratch"], ExpectedEnd::Exit(0);
+    sysv_shm => [], ExpectedEnd::Exit(0);
     code_patching => [], ExpectedEnd::Exit(0);
 }
 

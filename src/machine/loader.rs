@@ -497,7 +497,14 @@ mod tests {
             Err(LoadError::DoesNotFit { what: "kernel", .. })
         ));
         assert!(matches!(
-            plan(BASE, 256 << 20, &elf_kernel, Some(high.extent()), None, 4096),
+            plan(
+                BASE,
+                256 << 20,
+                &elf_kernel,
+                Some(high.extent()),
+                None,
+                4096
+            ),
             Err(LoadError::FirmwareOverlaps {
                 what: "device tree",
                 ..

@@ -16,7 +16,7 @@ use std::ptr::NonNull;
 
 use crate::cpu::tlb::{PAGE_MASK, PAGE_SIZE};
 
-use super::regions::{Mapping, RegionTable};
+use super::regions::{Mapping, RegionTable, SharedHost};
 
 /// Size of the guest address space reserved on the host.
 const SPACE_SIZE: usize = 1 << 32;
@@ -336,10 +336,11 @@ impl GuestMemory {
             .insert(start as u64..start as u64 + len, mapping);
     }
 
-    /// Map `mapping`'s shared host object (`mapping.shared`, which must be set) MAP_SHARED at a
-    /// page-aligned range, from file offset `mapping.offset`: guest stores reach the object
-    /// directly and other mappings of it (in this process, in forked ones, in other host
-    /// processes) see them at once.
+    /// Map `mapping`'s shared host object (`mapping.shared`, which must be set) at a
+    /// page-aligned range: a file MAP_SHARED from offset `mapping.offset`, or a System V
+    /// segment attached there (from its start). Guest stores reach the object directly and
+    /// other mappings of it (in this process, in forked ones, in other host processes) see
+    /// them at once.
     pub fn map_shared(
         &mut self,
         start: u32,
@@ -358,20 +359,33 @@ impl GuestMemory {
         } else {
             libc::PROT_READ
         };
-        // SAFETY: the range lies inside our reservation (page_indices checked it); MAP_FIXED
-        // replaces only our own pages there. The fd is a live host file kept open by `mapping`.
-        // No Rust reference into guest memory is alive (we hold &mut self).
-        let p = unsafe {
-            libc::mmap(
-                self.host_ptr(start).cast(),
-                len as usize,
-                host_prot,
-                libc::MAP_SHARED | libc::MAP_FIXED,
-                object.fd.as_raw_fd(),
-                offset,
-            )
+        let mapped = match &object.host {
+            // SAFETY: the range lies inside our reservation (page_indices checked it);
+            // MAP_FIXED replaces only our own pages there. The fd is a live host file kept
+            // open by `mapping`. No Rust reference into guest memory is alive (&mut self).
+            SharedHost::File(fd) => unsafe {
+                libc::mmap(
+                    self.host_ptr(start).cast(),
+                    len as usize,
+                    host_prot,
+                    libc::MAP_SHARED | libc::MAP_FIXED,
+                    fd.as_raw_fd(),
+                    offset,
+                ) != libc::MAP_FAILED
+            },
+            // A segment is attached from its start only.
+            SharedHost::SysvShm { .. } if offset != 0 => {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL))
+            }
+            SharedHost::SysvShm { id } => {
+                let flags = libc::SHM_REMAP | if object.writable { 0 } else { libc::SHM_RDONLY };
+                // SAFETY: as for the file: SHM_REMAP replaces only our own pages in the
+                // reservation (the address is page-aligned, SHMLBA on x86-64); a bad id only
+                // makes shmat fail.
+                unsafe { libc::shmat(*id, self.host_ptr(start).cast(), flags) as isize != -1 }
+            }
         };
-        if p == libc::MAP_FAILED {
+        if !mapped {
             let error = io::Error::last_os_error();
             // A failed MAP_FIXED may have unmapped the range already: put memory back.
             self.restore_private(start, len);
@@ -758,7 +772,7 @@ impl Drop for GuestMemory {
 
 #[cfg(test)]
 mod tests {
-    use super::super::regions::SharedObject;
+    use super::super::regions::{SharedHost, SharedObject};
     use super::*;
     use std::os::fd::OwnedFd;
 
@@ -891,7 +905,7 @@ mod tests {
             name: super::super::regions::MapName::Anonymous,
             offset,
             shared: Some(SharedObject {
-                fd: std::rc::Rc::new(fd),
+                host: SharedHost::File(std::rc::Rc::new(fd)),
                 writable,
             }),
         }

@@ -16,7 +16,7 @@ use crate::cpu::Hart;
 
 use super::fs::read_file_into;
 use super::mem::{page_round_up, perm, ProtectError};
-use super::regions::{FileId, MapName, Mapping, SharedObject};
+use super::regions::{FileId, MapName, Mapping, SharedHost, SharedObject};
 use super::syscall::{errno, last_errno, SysError, SysResult};
 use super::{Process, MMAP_MIN, MMAP_TOP, TASK_SIZE};
 
@@ -65,7 +65,13 @@ pub struct Brk {
 
 impl Process {
     /// Drop stale translations after a permission change; note code changes.
-    fn mapping_changed(&mut self, hart: &mut Hart, start: u32, len: u64, was_exec: bool) {
+    pub(super) fn mapping_changed(
+        &mut self,
+        hart: &mut Hart,
+        start: u32,
+        len: u64,
+        was_exec: bool,
+    ) {
         hart.tlb.flush();
         if was_exec || self.mem.any_executable(start, len) {
             self.flush_code = true;
@@ -172,7 +178,7 @@ impl Process {
                 name: MapName::File(Rc::new(FileId::of_fd(host, host_fd_path(host)))),
                 offset: file_offset,
                 shared: Some(SharedObject {
-                    fd: Rc::new(dup_cloexec(host)?),
+                    host: SharedHost::File(Rc::new(dup_cloexec(host)?)),
                     writable,
                 }),
             }),
@@ -214,7 +220,7 @@ impl Process {
 
     /// A free range for a mapping without MAP_FIXED: the hint if it is free, else the highest
     /// free range below the mmap area top.
-    fn choose_address(&self, hint: u32, len: u64) -> Result<u32, SysError> {
+    pub(super) fn choose_address(&self, hint: u32, len: u64) -> Result<u32, SysError> {
         let hint = hint & !(PAGE_SIZE - 1);
         if hint >= MMAP_MIN && hint as u64 + len <= TASK_SIZE as u64 && self.mem.is_free(hint, len)
         {
@@ -471,7 +477,7 @@ fn shared_anonymous_memory(len: u64) -> Result<Mapping, SysError> {
         ))),
         offset: 0,
         shared: Some(SharedObject {
-            fd: Rc::new(fd),
+            host: SharedHost::File(Rc::new(fd)),
             writable: true,
         }),
     })

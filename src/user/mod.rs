@@ -37,6 +37,7 @@ mod signal;
 mod stack;
 mod syscall;
 mod sysv_ipc;
+mod sysv_shm;
 mod threads;
 mod timers;
 

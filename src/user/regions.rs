@@ -48,10 +48,30 @@ pub enum MapName {
 /// The host object behind a shared mapping.
 #[derive(Clone, Debug)]
 pub struct SharedObject {
-    /// The host file (or memfd) mapped MAP_SHARED at the guest pages.
-    pub fd: Rc<OwnedFd>,
-    /// The host file was opened for writing: the guest may make the mapping writable.
+    pub host: SharedHost,
+    /// The host file was opened for writing (a System V segment attached read-write): the
+    /// guest may make the mapping writable.
     pub writable: bool,
+}
+
+/// What a shared mapping's host pages are.
+#[derive(Clone, Debug)]
+pub enum SharedHost {
+    /// A host file (or memfd) mapped MAP_SHARED.
+    File(Rc<OwnedFd>),
+    /// A host System V shared memory segment (`shmat`), by its host id.
+    SysvShm { id: i32 },
+}
+
+impl SharedHost {
+    /// Whether both are the same host object.
+    fn same(&self, other: &SharedHost) -> bool {
+        match (self, other) {
+            (SharedHost::File(a), SharedHost::File(b)) => Rc::ptr_eq(a, b),
+            (SharedHost::SysvShm { id: a }, SharedHost::SysvShm { id: b }) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// One mapping's description (its address range is the table key and `end`).
@@ -97,7 +117,7 @@ impl Mapping {
     pub fn continues_into(&self, len: u64, next: &Mapping) -> bool {
         let same_object = match (&self.shared, &next.shared) {
             (None, None) => true,
-            (Some(a), Some(b)) => Rc::ptr_eq(&a.fd, &b.fd),
+            (Some(a), Some(b)) => a.host.same(&b.host),
             _ => false,
         };
         let same_name = match (&self.name, &next.name) {

@@ -160,6 +160,10 @@ pub mod nr {
     pub const SEMGET: u32 = 190;
     pub const SEMCTL: u32 = 191;
     pub const SEMOP: u32 = 193;
+    pub const SHMGET: u32 = 194;
+    pub const SHMCTL: u32 = 195;
+    pub const SHMAT: u32 = 196;
+    pub const SHMDT: u32 = 197;
     pub const SOCKET: u32 = 198;
     pub const SOCKETPAIR: u32 = 199;
     pub const BIND: u32 = 200;
@@ -452,6 +456,10 @@ impl Process {
             SEMTIMEDOP_TIME64 => self.sys_semtimedop(a[0], a[1], a[2], a[3]),
             SEMCTL => self.sys_semctl(a[0], a[1], a[2], a[3]),
             MSGGET => self.sys_msgget(a[0], a[1]),
+            SHMGET => self.sys_shmget(a[0], a[1], a[2]),
+            SHMAT => self.sys_shmat(hart, a[0], a[1], a[2]),
+            SHMDT => self.sys_shmdt(hart, a[0]),
+            SHMCTL => self.sys_shmctl(a[0], a[1], a[2]),
             MSGSND => self.sys_msgsnd(a[0], a[1], a[2], a[3]),
             MSGRCV => self.sys_msgrcv(a),
             MSGCTL => self.sys_msgctl(a[0], a[1]),

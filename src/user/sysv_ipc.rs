@@ -3,8 +3,8 @@
 //! `semctl` (all but IPC_STAT/IPC_SET/IPC_INFO, whose structures differ), `msgget`, `msgsnd`,
 //! `msgrcv` (the 32-bit `long mtype` in front of the message translated) and `msgctl`
 //! (IPC_RMID). In a threaded process a `semop` or message call that would block gives way to
-//! the other threads and runs again on this thread's next turn. Shared memory (`shmget`) is
-//! not here: it would need mappings the guest memory cannot describe.
+//! the other threads and runs again on this thread's next turn. Shared memory is in
+//! [`super::sysv_shm`].
 
 use super::syscall::{errno, host_result, read_timespec, SysError, SysResult};
 use super::Process;
