@@ -462,7 +462,7 @@ impl Process {
             SHMCTL => self.sys_shmctl(a[0], a[1], a[2]),
             MSGSND => self.sys_msgsnd(a[0], a[1], a[2], a[3]),
             MSGRCV => self.sys_msgrcv(a),
-            MSGCTL => self.sys_msgctl(a[0], a[1]),
+            MSGCTL => self.sys_msgctl(a[0], a[1], a[2]),
             MQ_OPEN => self.sys_mq_open(a[0], a[1], a[2], a[3]),
             MQ_UNLINK => self.sys_mq_unlink(a[0]),
             MQ_TIMEDSEND_TIME64 => self.sys_mq_timedsend(a),

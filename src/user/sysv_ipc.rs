@@ -1,8 +1,8 @@
 //! System V semaphores and message queues as the host's (the ids are the host kernel's, so a
 //! forked child or another process shares them by key): `semget`, `semop`/`semtimedop`,
-//! `semctl` (all but IPC_STAT/IPC_SET/IPC_INFO, whose structures differ), `msgget`, `msgsnd`,
-//! `msgrcv` (the 32-bit `long mtype` in front of the message translated) and `msgctl`
-//! (IPC_RMID). In a threaded process a `semop` or message call that would block gives way to
+//! `semctl` (all but IPC_INFO/SEM_INFO; IPC_STAT and IPC_SET with the 32-bit `semid64_ds`
+//! translated), `msgget`, `msgsnd`, `msgrcv` (the 32-bit `long mtype` in front of the message
+//! translated) and `msgctl` (IPC_RMID, IPC_STAT and IPC_SET with `msqid64_ds` translated). In a threaded process a `semop` or message call that would block gives way to
 //! the other threads and runs again on this thread's next turn. Shared memory is in
 //! [`super::sysv_shm`].
 
@@ -16,6 +16,8 @@ const SEMOPS_MAX: u32 = 4096;
 
 /// `semctl` commands this passes on.
 const IPC_RMID: i32 = 0;
+const IPC_SET: i32 = 1;
+const IPC_STAT: i32 = 2;
 const GETPID: i32 = 11;
 const GETVAL: i32 = 12;
 const GETALL: i32 = 13;
@@ -25,6 +27,47 @@ const SETVAL: i32 = 16;
 const SETALL: i32 = 17;
 /// The flag musl adds to `semctl`/`msgctl` commands for the 64-bit structures.
 const IPC_64: i32 = 0x100;
+
+/// A 32-bit generic kernel's `struct ipc64_perm`, as words: key, uid, gid, cuid, cgid, mode,
+/// seq (u16, padded) and two unused words. It starts every `*id64_ds`.
+pub(super) fn ipc64_perm_words(perm: &libc::ipc_perm) -> [u32; 9] {
+    [
+        perm.__key as u32,
+        perm.uid,
+        perm.gid,
+        perm.cuid,
+        perm.cgid,
+        perm.mode as u32,
+        perm.__seq as u32,
+        0,
+        0,
+    ]
+}
+
+/// A time as the low and high words the 32-bit `*id64_ds` structures keep.
+pub(super) fn time_words(t: libc::time_t) -> [u32; 2] {
+    [t as u32, (t >> 32) as u32]
+}
+
+/// `words` as the little-endian bytes of a guest structure.
+pub(super) fn word_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// What IPC_SET takes from a guest `ipc64_perm` (at the start of `raw`): uid, gid and mode.
+pub(super) fn set_perm_from(raw: &[u8], perm: &mut libc::ipc_perm) {
+    let word = |at: usize| u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]);
+    perm.uid = word(4);
+    perm.gid = word(8);
+    perm.mode = word(20) as u16;
+}
+
+/// Size of a 32-bit `struct semid64_ds`: `ipc64_perm`, two split times, `sem_nsems`, two
+/// unused words.
+const SEMID64_DS_SIZE: usize = 64;
+/// Size of a 32-bit `struct msqid64_ds`: `ipc64_perm`, three split times, `msg_cbytes`,
+/// `msg_qnum`, `msg_qbytes`, the two pids, two unused words.
+const MSQID64_DS_SIZE: usize = 88;
 
 impl Process {
     /// Whether a call that would block should rather give way (another thread needs the
@@ -117,6 +160,24 @@ impl Process {
                 }
                 Ok(0)
             }
+            IPC_STAT => {
+                let ds = semaphore_stat(id)?;
+                let mut words = ipc64_perm_words(&ds.sem_perm).to_vec();
+                words.extend(time_words(ds.sem_otime));
+                words.extend(time_words(ds.sem_ctime));
+                words.extend([ds.sem_nsems as u32, 0, 0]);
+                debug_assert_eq!(words.len() * 4, SEMID64_DS_SIZE);
+                self.mem.write(arg, &word_bytes(&words))?;
+                Ok(0)
+            }
+            IPC_SET => {
+                let mut raw = [0u8; SEMID64_DS_SIZE];
+                self.mem.read(arg, &mut raw)?;
+                let mut ds = semaphore_stat(id)?;
+                set_perm_from(&raw, &mut ds.sem_perm);
+                // SAFETY: IPC_SET reads the semid_ds.
+                host_result(unsafe { libc::semctl(id, 0, libc::IPC_SET, &mut ds) } as i64)
+            }
             _ => {
                 tracing::warn!(cmd, "unsupported semctl command");
                 Err(errno(libc::EINVAL))
@@ -126,11 +187,7 @@ impl Process {
 
     /// How many semaphores set `id` has (IPC_STAT on the host).
     fn semaphore_count(&self, id: i32) -> Result<usize, SysError> {
-        // SAFETY: all-zero is a valid semid_ds; IPC_STAT fills it.
-        let mut ds: libc::semid_ds = unsafe { std::mem::zeroed() };
-        // SAFETY: IPC_STAT takes a semid_ds pointer.
-        host_result(unsafe { libc::semctl(id, 0, libc::IPC_STAT, &mut ds) } as i64)?;
-        Ok(ds.sem_nsems as usize)
+        Ok(semaphore_stat(id)?.sem_nsems as usize)
     }
 
     /// `msgget(key, flags)`.
@@ -196,13 +253,45 @@ impl Process {
     }
 
     /// `msgctl(id, cmd, buf*)`: IPC_RMID only (the other commands' structures differ).
-    pub(super) fn sys_msgctl(&mut self, id: u32, cmd: u32) -> SysResult {
+    pub(super) fn sys_msgctl(&mut self, id: u32, cmd: u32, buf: u32) -> SysResult {
+        let id = id as i32;
         match cmd as i32 & !IPC_64 {
             IPC_RMID => {
                 // SAFETY: IPC_RMID takes no buffer.
                 host_result(
-                    unsafe { libc::msgctl(id as i32, libc::IPC_RMID, std::ptr::null_mut()) } as i64,
+                    unsafe { libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut()) } as i64,
                 )
+            }
+            IPC_STAT => {
+                let ds = queue_stat(id)?;
+                let mut words = ipc64_perm_words(&ds.msg_perm).to_vec();
+                words.extend(time_words(ds.msg_stime));
+                words.extend(time_words(ds.msg_rtime));
+                words.extend(time_words(ds.msg_ctime));
+                words.extend([
+                    ds.__msg_cbytes as u32,
+                    ds.msg_qnum as u32,
+                    ds.msg_qbytes as u32,
+                    ds.msg_lspid as u32,
+                    ds.msg_lrpid as u32,
+                    0,
+                    0,
+                ]);
+                debug_assert_eq!(words.len() * 4, MSQID64_DS_SIZE);
+                self.mem.write(buf, &word_bytes(&words))?;
+                Ok(0)
+            }
+            IPC_SET => {
+                let mut raw = [0u8; MSQID64_DS_SIZE];
+                self.mem.read(buf, &mut raw)?;
+                let mut ds = queue_stat(id)?;
+                set_perm_from(&raw, &mut ds.msg_perm);
+                // msg_qbytes, after the permissions and the three split times.
+                let at = 36 + 24 + 8;
+                ds.msg_qbytes = u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]])
+                    as libc::msglen_t;
+                // SAFETY: IPC_SET reads the msqid_ds.
+                host_result(unsafe { libc::msgctl(id, libc::IPC_SET, &mut ds) } as i64)
             }
             cmd => {
                 tracing::warn!(cmd, "unsupported msgctl command");
@@ -210,4 +299,22 @@ impl Process {
             }
         }
     }
+}
+
+/// The host's `semid_ds` of set `id`.
+fn semaphore_stat(id: i32) -> Result<libc::semid_ds, SysError> {
+    // SAFETY: all-zero is a valid semid_ds; IPC_STAT fills it.
+    let mut ds: libc::semid_ds = unsafe { std::mem::zeroed() };
+    // SAFETY: IPC_STAT takes a semid_ds pointer.
+    host_result(unsafe { libc::semctl(id, 0, libc::IPC_STAT, &mut ds) } as i64)?;
+    Ok(ds)
+}
+
+/// The host's `msqid_ds` of queue `id`.
+fn queue_stat(id: i32) -> Result<libc::msqid_ds, SysError> {
+    // SAFETY: all-zero is a valid msqid_ds; IPC_STAT fills it.
+    let mut ds: libc::msqid_ds = unsafe { std::mem::zeroed() };
+    // SAFETY: IPC_STAT takes a msqid_ds pointer.
+    host_result(unsafe { libc::msgctl(id, libc::IPC_STAT, &mut ds) } as i64)?;
+    Ok(ds)
 }

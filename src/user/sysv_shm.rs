@@ -12,6 +12,7 @@ use crate::cpu::Hart;
 use super::mem::{page_round_up, perm};
 use super::regions::{FileId, MapName, Mapping, SharedHost, SharedObject};
 use super::syscall::{errno, host_result, last_errno, SysResult};
+use super::sysv_ipc::{ipc64_perm_words, set_perm_from, time_words, word_bytes};
 use super::{Process, MMAP_MIN, TASK_SIZE};
 
 const SHM_RDONLY: u32 = 0o10000;
@@ -155,15 +156,8 @@ impl Process {
             IPC_SET => {
                 let mut raw = [0u8; SHMID64_DS_SIZE];
                 self.mem.read(buf, &mut raw)?;
-                let word = |at: usize| {
-                    u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]])
-                };
                 let mut stat = host_stat(id)?;
-                // ipc64_perm: key, uid, gid, cuid, cgid, mode. IPC_SET changes uid, gid and
-                // the low nine mode bits.
-                stat.shm_perm.uid = word(4);
-                stat.shm_perm.gid = word(8);
-                stat.shm_perm.mode = word(20) as u16;
+                set_perm_from(&raw, &mut stat.shm_perm);
                 // SAFETY: a valid, initialised shmid_ds the host only reads.
                 host_result(unsafe { libc::shmctl(id, libc::IPC_SET, &mut stat) } as i64)
             }
@@ -184,38 +178,19 @@ fn host_stat(id: i32) -> Result<libc::shmid_ds, super::syscall::SysError> {
 }
 
 /// The guest's `struct shmid64_ds` for `stat`.
-fn shmid64_ds(stat: &libc::shmid_ds) -> [u8; SHMID64_DS_SIZE] {
-    let perm = &stat.shm_perm;
-    let split = |t: i64| [t as u32, (t >> 32) as u32];
-    let [atime, atime_high] = split(stat.shm_atime);
-    let [dtime, dtime_high] = split(stat.shm_dtime);
-    let [ctime, ctime_high] = split(stat.shm_ctime);
-    let words: [u32; 21] = [
-        perm.__key as u32,
-        perm.uid,
-        perm.gid,
-        perm.cuid,
-        perm.cgid,
-        perm.mode as u32,
-        perm.__seq as u32, // seq (u16) and padding
-        0,
-        0,
-        stat.shm_segsz as u32,
-        atime,
-        atime_high,
-        dtime,
-        dtime_high,
-        ctime,
-        ctime_high,
+fn shmid64_ds(stat: &libc::shmid_ds) -> Vec<u8> {
+    let mut words = ipc64_perm_words(&stat.shm_perm).to_vec();
+    words.push(stat.shm_segsz as u32);
+    words.extend(time_words(stat.shm_atime));
+    words.extend(time_words(stat.shm_dtime));
+    words.extend(time_words(stat.shm_ctime));
+    words.extend([
         stat.shm_cpid as u32,
         stat.shm_lpid as u32,
         stat.shm_nattch as u32,
         0,
         0,
-    ];
-    let mut out = [0u8; SHMID64_DS_SIZE];
-    for (chunk, w) in out.chunks_exact_mut(4).zip(words) {
-        chunk.copy_from_slice(&w.to_le_bytes());
-    }
-    out
+    ]);
+    debug_assert_eq!(words.len() * 4, SHMID64_DS_SIZE);
+    word_bytes(&words)
 }

@@ -4,7 +4,7 @@
  * friends to the ids the process has, getgroups against itself), capget, personality, syncfs,
  * readahead, preadv2/pwritev2, pidfd_open and pidfd_send_signal on a child, prctl (the
  * thread name and process attributes), POSIX message queues, System V semaphores and message
- * queues (each with a child) and sched_rr_get_interval. Prints results and errno names, never ids or times. */
+ * queues (each with a child; IPC_STAT and IPC_SET) and sched_rr_get_interval. Prints results and errno names, never ids or times. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -269,6 +269,15 @@ int main(int argc, char **argv) {
         waitpid(child, &status, 0);
         printf("child's semop returned: %d, GETVAL now %d\n",
                WIFEXITED(status) && WEXITSTATUS(status) == 0, semctl(sem, 1, GETVAL));
+        struct semid_ds sds;
+        r = semctl(sem, 0, IPC_STAT, &sds);
+        printf("semctl IPC_STAT: %d nsems %lu mode %o otime set %d\n", r,
+               (unsigned long)sds.sem_nsems, sds.sem_perm.mode & 0777, sds.sem_otime > 0);
+        sds.sem_perm.mode = 0640;
+        check(semctl(sem, 0, IPC_SET, &sds) == 0, "semctl IPC_SET");
+        memset(&sds, 0, sizeof sds);
+        semctl(sem, 0, IPC_STAT, &sds);
+        printf("semctl mode after IPC_SET: %o\n", sds.sem_perm.mode & 0777);
         check(semctl(sem, 0, IPC_RMID) == 0, "semctl IPC_RMID");
     }
     int msq = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
@@ -282,6 +291,19 @@ int main(int argc, char **argv) {
         out.mtype = 1;
         strcpy(out.text, "first");
         msgsnd(msq, &out, 6, 0);
+        struct msqid_ds mds;
+        r = msgctl(msq, IPC_STAT, &mds);
+        printf("msgctl IPC_STAT: %d qnum %lu cbytes %lu mode %o stime set %d\n", r,
+               (unsigned long)mds.msg_qnum, (unsigned long)mds.__msg_cbytes,
+               mds.msg_perm.mode & 0777, mds.msg_stime > 0);
+        unsigned long qbytes = mds.msg_qbytes;
+        mds.msg_qbytes = qbytes / 2;
+        mds.msg_perm.mode = 0620;
+        check(msgctl(msq, IPC_SET, &mds) == 0, "msgctl IPC_SET");
+        memset(&mds, 0, sizeof mds);
+        msgctl(msq, IPC_STAT, &mds);
+        printf("msgctl after IPC_SET: qbytes halved %d mode %o\n",
+               (unsigned long)mds.msg_qbytes == qbytes / 2, mds.msg_perm.mode & 0777);
         ssize_t len = msgrcv(msq, &in, sizeof in.text, 1, 0);
         printf("msgrcv type 1: %zd %ld %s\n", len, in.mtype, in.text);
         len = msgrcv(msq, &in, sizeof in.text, 0, 0);
