@@ -410,6 +410,42 @@ impl Process {
         Ok(0)
     }
 
+    /// `mincore(addr, len, vec)`: one byte per page, bit 0 set when the host has the page in
+    /// memory (untouched anonymous pages are not, as on Linux). ENOMEM if a page is unmapped.
+    pub(super) fn sys_mincore(&mut self, addr: u32, len: u32, vec: u32) -> SysResult {
+        if !addr.is_multiple_of(PAGE_SIZE) {
+            return Err(errno(libc::EINVAL));
+        }
+        let len = page_round_up(len as u64).ok_or(errno(libc::ENOMEM))?;
+        if addr as u64 + len > TASK_SIZE as u64 {
+            return Err(errno(libc::ENOMEM));
+        }
+        if len == 0 {
+            return Ok(0);
+        }
+        if !self.mem.is_mapped(addr, len) {
+            return Err(errno(libc::ENOMEM));
+        }
+        let mut resident = vec![0u8; (len / PAGE_SIZE as u64) as usize];
+        // SAFETY: the range lies inside the guest reservation (checked mapped above) and
+        // `resident` has one byte per page of it.
+        let r = unsafe {
+            libc::mincore(
+                self.mem.host_ptr(addr).cast(),
+                len as usize,
+                resident.as_mut_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(last_errno());
+        }
+        for byte in &mut resident {
+            *byte &= 1;
+        }
+        self.mem.write(vec, &resident)?;
+        Ok(0)
+    }
+
     pub(super) fn sys_madvise(
         &mut self,
         hart: &mut Hart,

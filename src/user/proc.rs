@@ -279,6 +279,67 @@ impl Process {
             .read_cstr(path, 4095)?
             .ok_or(errno(libc::ENAMETOOLONG))?;
         let host_path = self.guest_path(path)?;
+        self.execve_host_path(hart, host_path, given, argv, envp)
+    }
+
+    /// `execveat(dirfd, path, argv, envp, flags)`: `execve` of `path` relative to `dirfd`, or
+    /// of the file open as `dirfd` itself with AT_EMPTY_PATH and an empty path (`fexecve`).
+    /// The file is reached through the host's `/proc/self/fd`, as the new program's name
+    /// (`/dev/fd/N`, Linux's) says.
+    pub(super) fn sys_execveat(&mut self, hart: &mut Hart, a: [u32; 6]) -> Result<(), SysError> {
+        const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+        const AT_EMPTY_PATH: u32 = 0x1000;
+        let [dirfd, path, argv, envp, flags, _] = a;
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+            return Err(errno(libc::EINVAL));
+        }
+        let name = self
+            .mem
+            .read_cstr(path, 4095)?
+            .ok_or(errno(libc::ENAMETOOLONG))?;
+        let relative = name.first() != Some(&b'/') && dirfd as i32 != libc::AT_FDCWD;
+        let (host_path, given) = if name.is_empty() {
+            if flags & AT_EMPTY_PATH == 0 {
+                return Err(errno(libc::ENOENT));
+            }
+            let host = self.fds.host(dirfd)?;
+            (
+                format!("/proc/self/fd/{host}").into_bytes(),
+                format!("/dev/fd/{dirfd}").into_bytes(),
+            )
+        } else if relative {
+            let host = self.fds.host(dirfd)?;
+            let mut host_path = format!("/proc/self/fd/{host}/").into_bytes();
+            host_path.extend_from_slice(&name);
+            let mut given = format!("/dev/fd/{dirfd}/").into_bytes();
+            given.extend_from_slice(&name);
+            (host_path, given)
+        } else {
+            (self.guest_path(path)?.into_bytes(), name.clone())
+        };
+        let host_path = CString::new(host_path).map_err(|_| errno(libc::EINVAL))?;
+        if flags & AT_SYMLINK_NOFOLLOW != 0 && !name.is_empty() {
+            // SAFETY: all-zero is a valid stat; lstat only writes it.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: a NUL-terminated path and a valid out-pointer.
+            let linked = unsafe { libc::lstat(host_path.as_ptr(), &mut st) } == 0
+                && st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+            if linked {
+                return Err(errno(libc::ELOOP));
+            }
+        }
+        self.execve_host_path(hart, host_path, given, argv, envp)
+    }
+
+    /// `execve` of the host file `host_path`, which the guest named `given`.
+    fn execve_host_path(
+        &mut self,
+        hart: &mut Hart,
+        host_path: CString,
+        given: Vec<u8>,
+        argv: u32,
+        envp: u32,
+    ) -> Result<(), SysError> {
         let args = self.read_string_array(argv)?;
         let env = self.read_string_array(envp)?;
         let file = PathBuf::from(OsStr::from_bytes(host_path.as_bytes()));

@@ -185,6 +185,7 @@ pub mod nr {
     pub const MREMAP: u32 = 216;
     pub const CLONE: u32 = 220;
     pub const EXECVE: u32 = 221;
+    pub const EXECVEAT: u32 = 281;
     pub const MMAP2: u32 = 222;
     pub const FADVISE64_64: u32 = 223;
     pub const MPROTECT: u32 = 226;
@@ -193,6 +194,7 @@ pub mod nr {
     pub const MUNLOCK: u32 = 229;
     pub const MLOCKALL: u32 = 230;
     pub const MUNLOCKALL: u32 = 231;
+    pub const MINCORE: u32 = 232;
     pub const MADVISE: u32 = 233;
     pub const RT_TGSIGQUEUEINFO: u32 = 240;
     pub const ACCEPT4: u32 = 242;
@@ -384,8 +386,13 @@ impl Process {
             } else {
                 Err(SysError::WouldBlock)
             }
-        } else if number == nr::EXECVE {
-            match self.sys_execve(hart, a[0], a[1], a[2]) {
+        } else if number == nr::EXECVE || number == nr::EXECVEAT {
+            let executed = if number == nr::EXECVE {
+                self.sys_execve(hart, a[0], a[1], a[2])
+            } else {
+                self.sys_execveat(hart, a)
+            };
+            match executed {
                 Ok(()) => return self.deliver_pending(hart),
                 Err(e) => Err(e),
             }
@@ -565,6 +572,7 @@ impl Process {
             MREMAP => self.sys_mremap(hart, a[0], a[1], a[2], a[3], a[4]),
             MSYNC => self.sys_msync(a[0], a[1], a[2]),
             MADVISE => self.sys_madvise(hart, a[0], a[1], a[2]),
+            MINCORE => self.sys_mincore(a[0], a[1], a[2]),
             MLOCK | MUNLOCK | MLOCKALL | MUNLOCKALL | MLOCK2 => Ok(0),
             RISCV_FLUSH_ICACHE => {
                 self.flush_code = true;

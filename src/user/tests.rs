@@ -433,6 +433,86 @@ fn unknown_syscall_is_enosys_and_exit_stops() {
 }
 
 #[test]
+fn execveat_runs_an_open_program_and_refuses_as_linux_does() {
+    let (mut p, mut h, elf) = start(&[]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&elf.0, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let entry = h.pc;
+    let empty = guest_str(&mut p, &mut h, "");
+    let program = guest_str(&mut p, &mut h, elf.0.to_str().expect("utf-8 temp path"));
+    let fd = ok(sys(
+        &mut p,
+        &mut h,
+        nr::OPENAT,
+        &[AT_FDCWD_U32, program, 0, 0],
+    )) as u32;
+    let link_path = std::env::temp_dir().join(format!("rv32vm-execveat-{}", std::process::id()));
+    let _ = std::fs::remove_file(&link_path);
+    std::os::unix::fs::symlink(&elf.0, &link_path).expect("symlink");
+    let link = guest_str(&mut p, &mut h, link_path.to_str().expect("utf-8 temp path"));
+    const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+    const AT_EMPTY_PATH: u32 = 0x1000;
+    let cases = [
+        ([fd, empty, 0, 0, 0, 0], -libc::ENOENT),
+        ([fd, empty, 0, 0, 1, 0], -libc::EINVAL),
+        ([77, empty, 0, 0, AT_EMPTY_PATH, 0], -libc::EBADF),
+        (
+            [AT_FDCWD_U32, link, 0, 0, AT_SYMLINK_NOFOLLOW, 0],
+            -libc::ELOOP,
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(
+            ok(sys(&mut p, &mut h, nr::EXECVEAT, &args)),
+            expected,
+            "{args:x?}"
+        );
+    }
+    std::fs::remove_file(&link_path).expect("remove symlink");
+    // fexecve of the program itself: it starts again at its entry.
+    h.pc += 0x40;
+    for (i, a) in [fd, empty, 0, 0, AT_EMPTY_PATH].iter().enumerate() {
+        h.x[10 + i] = *a;
+    }
+    h.x[17] = nr::EXECVEAT;
+    p.handle_trap(&mut h, Trap::new(Exception::EcallFromU, 0))
+        .expect("execveat returns to the new program");
+    assert_eq!(h.pc, entry, "a0 = {}", h.x[10] as i32);
+}
+
+#[test]
+fn mincore_reports_the_pages_in_memory() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let area = mmap_anon(&mut p, &mut h, 0, 0x3000, 3, 0) as u32;
+    let vec = mmap_anon(&mut p, &mut h, 0, 0x1000, 3, 0) as u32;
+    p.mem.write(area, b"x").expect("touch the first page");
+    p.mem
+        .write(area + 0x2000, b"x")
+        .expect("touch the third page");
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MINCORE, &[area, 0x2001, vec])),
+        0
+    );
+    assert_eq!(p.mem.slice(vec, 3).expect("vec"), &[1, 0, 1]);
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MINCORE, &[area + 1, 1, vec])),
+        -libc::EINVAL
+    );
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MUNMAP, &[area + 0x1000, 0x1000])),
+        0
+    );
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MINCORE, &[area, 0x3000, vec])),
+        -libc::ENOMEM
+    );
+    assert_eq!(
+        ok(sys(&mut p, &mut h, nr::MINCORE, &[area, 0x1000, 0x10])),
+        -libc::EFAULT
+    );
+}
+
+#[test]
 fn faults_become_fatal_signals() {
     let (mut p, mut h, _elf) = start(&[]);
     h.pc = 0x11000;
@@ -745,6 +825,7 @@ fn random_syscall_arguments_never_panic() {
         nr::MQ_GETSETATTR,
         // Not shmat or shmctl: a random id may be another process's segment.
         nr::SHMDT,
+        nr::MINCORE,
         4321,
     ];
     let mut rng = Rng(0x1234_5678_9abc_def1);
