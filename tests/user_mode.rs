@@ -103,6 +103,7 @@ guest_tests! {
     thread_signals => [], ExpectedEnd::Exit(0);
     host_calls => ["scratch"], ExpectedEnd::Exit(0);
     sysv_shm => [], ExpectedEnd::Exit(0);
+    signalfd => [], ExpectedEnd::Exit(0);
     code_patching => [], ExpectedEnd::Exit(0);
 }
 

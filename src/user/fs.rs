@@ -48,6 +48,9 @@ pub enum FdKind {
     /// The guest's `/proc/self/mem`: reads and writes are served from guest memory (the host
     /// file only keeps the position and access mode).
     GuestMem,
+    /// A signalfd ([`super::signalfd`], the object with this id): reads take the guest's
+    /// pending signals; the host file is an eventfd that only carries readiness.
+    Signal(u32),
 }
 
 /// One open guest file descriptor.
@@ -95,6 +98,11 @@ impl FdTable {
     /// The host fd behind guest fd `fd`.
     pub fn host(&self, fd: u32) -> Result<RawFd, SysError> {
         self.entry(fd).map(FdEntry::raw)
+    }
+
+    /// The open entries, in fd order.
+    pub fn entries(&self) -> impl Iterator<Item = &FdEntry> {
+        self.slots.iter().flatten()
     }
 
     /// The entry of guest fd `fd`.
@@ -430,10 +438,12 @@ impl Process {
         Ok((slice.as_ptr(), ok as usize))
     }
 
-    pub(super) fn sys_read(&mut self, fd: u32, buf: u32, count: u32) -> SysResult {
+    pub(super) fn sys_read(&mut self, pc: u32, fd: u32, buf: u32, count: u32) -> SysResult {
         let host = self.fds.host(fd)?;
-        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
-            return self.guest_mem_io(host, buf, count, None, false);
+        match self.fds.entry(fd)?.kind {
+            FdKind::GuestMem => return self.guest_mem_io(host, buf, count, None, false),
+            FdKind::Signal(id) => return self.signalfd_read(pc, fd, id, buf, count),
+            FdKind::Plain => {}
         }
         let (ptr, len) = self.out_buffer(buf, count)?;
         // SAFETY: `ptr..ptr+len` is guest-writable memory inside our reservation.
@@ -442,8 +452,11 @@ impl Process {
 
     pub(super) fn sys_write(&mut self, fd: u32, buf: u32, count: u32) -> SysResult {
         let host = self.fds.host(fd)?;
-        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
-            return self.guest_mem_io(host, buf, count, None, true);
+        match self.fds.entry(fd)?.kind {
+            FdKind::GuestMem => return self.guest_mem_io(host, buf, count, None, true),
+            // A signalfd is not written to (its eventfd is rv32vm's).
+            FdKind::Signal(_) => return Err(errno(libc::EINVAL)),
+            FdKind::Plain => {}
         }
         let (ptr, len) = self.in_buffer(buf, count)?;
         // SAFETY: `ptr..ptr+len` is guest-readable memory inside our reservation.
@@ -1400,10 +1413,17 @@ impl Process {
         let ts_ptr = timeout
             .as_ref()
             .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        let result = self.wait_for_signals(wait_mask, |mask| {
-            // SAFETY: `host` holds its length of pollfds; the timeout is a valid timespec or NULL.
-            unsafe { libc::ppoll(host.as_mut_ptr(), host.len() as libc::nfds_t, ts_ptr, mask) }
-        });
+        let result = loop {
+            let watched = self.signalfd_watch();
+            let result = self.wait_for_signals_watching(wait_mask, watched, |mask| {
+                // SAFETY: `host` holds its length of pollfds; the timeout is a valid timespec
+                // or NULL.
+                unsafe { libc::ppoll(host.as_mut_ptr(), host.len() as libc::nfds_t, ts_ptr, mask) }
+            });
+            if !self.woken_for_signalfd(watched, wait_mask, &result) {
+                break result;
+            }
+        };
         if sigmask != 0 {
             self.keep_wait_mask_for_handler(wait_mask);
         }

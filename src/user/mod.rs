@@ -34,6 +34,7 @@ mod proc;
 mod procfs;
 mod regions;
 mod signal;
+mod signalfd;
 mod stack;
 mod syscall;
 mod sysv_ipc;
@@ -226,6 +227,8 @@ pub struct Process {
     wait_limit: Option<std::time::Instant>,
     /// The guest's POSIX timers (`timer_create`), deleted at `execve`.
     posix_timers: Vec<timers::PosixTimer>,
+    /// The guest's signalfd objects.
+    signalfds: signalfd::SignalFds,
 }
 
 impl Process {
@@ -264,6 +267,7 @@ impl Process {
             threads: threads::Threads::new(std::process::id()),
             wait_limit: None,
             posix_timers: Vec::new(),
+            signalfds: signalfd::SignalFds::default(),
         };
         host_fault::watch(process.mem.host_range());
         process.unchecked = process.may_skip_memory_checks();

@@ -1297,10 +1297,16 @@ impl Process {
         sigmask: u32,
     ) -> SysResult {
         let ms = timeout.map_or(-1, millis_rounded_up);
-        let result = self.wait_for_signals(wait_mask, |mask| {
-            // SAFETY: `buf` holds its length of epoll_events; `mask` is a valid sigset.
-            unsafe { libc::epoll_pwait(host, buf.as_mut_ptr(), buf.len() as i32, ms, mask) }
-        });
+        let result = loop {
+            let watched = self.signalfd_watch();
+            let result = self.wait_for_signals_watching(wait_mask, watched, |mask| {
+                // SAFETY: `buf` holds its length of epoll_events; `mask` is a valid sigset.
+                unsafe { libc::epoll_pwait(host, buf.as_mut_ptr(), buf.len() as i32, ms, mask) }
+            });
+            if !self.woken_for_signalfd(watched, wait_mask, &result) {
+                break result;
+            }
+        };
         if sigmask != 0 {
             self.keep_wait_mask_for_handler(wait_mask);
         }

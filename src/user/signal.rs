@@ -91,6 +91,12 @@ static HOST_INFO: [[AtomicU32; 4]; sig::NSIG as usize + 1] =
 const HOST_SI_CODE: usize = 8;
 const HOST_SI_WORDS: [usize; 3] = [16, 20, 24];
 
+/// [`record_host_signal`] as a host `sa_sigaction` value.
+fn record_host_handler() -> libc::sighandler_t {
+    record_host_signal as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+        as libc::sighandler_t
+}
+
 extern "C" fn record_host_signal(
     signo: libc::c_int,
     info: *mut libc::siginfo_t,
@@ -138,7 +144,7 @@ const fn bit(signo: i32) -> u64 {
 }
 
 /// Signals that can never be blocked, caught or ignored.
-const UNBLOCKABLE: u64 = bit(sig::SIGKILL) | bit(sig::SIGSTOP);
+pub(super) const UNBLOCKABLE: u64 = bit(sig::SIGKILL) | bit(sig::SIGSTOP);
 
 /// The conventional name of a signal for messages.
 pub fn signal_name(signo: i32) -> String {
@@ -438,7 +444,7 @@ impl SignalState {
 
     /// Mark `signo` pending for the running thread alone (`tkill` of itself).
     pub fn raise_for_running_thread(&mut self, signo: i32, info: SigInfo) {
-        if !(1..=sig::NSIG).contains(&signo) || self.is_ignored(signo) {
+        if !(1..=sig::NSIG).contains(&signo) || self.discards(signo) {
             return;
         }
         self.thread_pending.raise(signo, info);
@@ -484,12 +490,13 @@ impl SignalState {
             SIG_DFL if default_ignored(signo) => libc::SIG_DFL,
             // A handler, or a default action that kills: record it for delivery between
             // blocks, so the guest's mask applies and rv32vm dies in good order.
-            _ => {
-                record_host_signal
-                    as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
-                    as libc::sighandler_t
-            }
+            _ => record_host_handler(),
         };
+        self.install_on_host(signo, host_handler);
+    }
+
+    /// Set the host's disposition of `signo` to `host_handler`.
+    fn install_on_host(&self, signo: i32, host_handler: libc::sighandler_t) {
         // SAFETY: the handler only performs atomic loads and stores (async-signal-safe); the
         // sigaction struct is fully initialised. No SA_RESTART: interrupted host syscalls
         // return EINTR so the guest's own SA_RESTART choice decides.
@@ -501,6 +508,37 @@ impl SignalState {
             }
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(signo, &sa, std::ptr::null_mut());
+        }
+    }
+
+    /// Catch on the host, for the length of one wait, the signals of `set` that the host
+    /// would throw away (the guest leaves them at a default that ignores them); returns them
+    /// for [`SignalState::mirror_all_on_host`]. Host signals are blocked meanwhile, so none
+    /// is lost between the two.
+    fn catch_on_host(&self, set: u64) -> u64 {
+        if !self.host_sync {
+            return 0;
+        }
+        let mut caught = 0;
+        let mut rest = set & FORWARDED;
+        while rest != 0 {
+            let signo = rest.trailing_zeros() as i32 + 1;
+            rest &= rest - 1;
+            if self.action(signo).handler == SIG_DFL && default_ignored(signo) {
+                self.install_on_host(signo, record_host_handler());
+                caught |= bit(signo);
+            }
+        }
+        caught
+    }
+
+    /// Put the host's dispositions of `set` back to what the guest's say.
+    fn mirror_all_on_host(&self, set: u64) {
+        let mut rest = set;
+        while rest != 0 {
+            let signo = rest.trailing_zeros() as i32 + 1;
+            rest &= rest - 1;
+            self.mirror_on_host(signo, self.action(signo).handler);
         }
     }
 
@@ -583,9 +621,16 @@ impl SignalState {
         signo != sig::SIGKILL && (h == SIG_IGN || (h == SIG_DFL && default_ignored(signo)))
     }
 
+    /// True if raising `signo` now is dropped: it is ignored and the running thread does not
+    /// block it. A blocked signal pends even when ignored, as on Linux (its action may change
+    /// before it is unblocked, and `sigwait` or a signalfd may take it: SIGCHLD, say).
+    fn discards(&self, signo: i32) -> bool {
+        self.is_ignored(signo) && self.mask & bit(signo) == 0
+    }
+
     /// Mark `signo` pending (ignored signals are discarded when raised, as on Linux).
     pub fn raise(&mut self, signo: i32, info: SigInfo) {
-        if !(1..=sig::NSIG).contains(&signo) || self.is_ignored(signo) {
+        if !(1..=sig::NSIG).contains(&signo) || self.discards(signo) {
             return;
         }
         self.pending |= bit(signo);
@@ -668,11 +713,10 @@ impl Process {
 
     /// Mark `signo` (1..=NSIG) pending for thread `tid` of this process, unless ignored.
     fn raise_for_thread(&mut self, tid: u32, signo: i32, info: SigInfo) {
-        if self.signals.is_ignored(signo) {
-            return;
-        }
         if tid == self.threads.tid() {
             self.signals.raise_for_running_thread(signo, info);
+        } else if self.signals.is_ignored(signo) {
+            // (A parked thread's mask is not consulted: ignored signals to it are dropped.)
         } else if let Ok(Some(cut_short)) = self.threads.raise_for(tid, signo, info) {
             self.write_sleep_left(cut_short);
         }
@@ -847,22 +891,33 @@ impl Process {
                 Some(self.threads.retry_deadline(pc, t))
             }
         };
+        let (signo, i) = self.wait_for_signal_in(pc, set, deadline)?;
+        if info != 0 {
+            let mut b = [0u8; 128];
+            b[0..4].copy_from_slice(&signo.to_le_bytes());
+            b[8..12].copy_from_slice(&i.code.to_le_bytes());
+            b[12..16].copy_from_slice(&i.word0.to_le_bytes());
+            b[16..20].copy_from_slice(&i.word1.to_le_bytes());
+            b[20..24].copy_from_slice(&i.word2.to_le_bytes());
+            self.mem.write(info, &b)?;
+        }
+        Ok(signo as u32)
+    }
+
+    /// Take the lowest pending signal of `set` (blocked or not) and its siginfo, waiting
+    /// until `deadline` (`None`: forever) for one: the heart of `sigtimedwait` and of a
+    /// blocking `signalfd` read. EAGAIN when the time is up, EINTR when a signal outside the
+    /// set is delivered meanwhile; another thread runs while this one waits
+    /// ([`SysError::WouldBlock`], the call at `pc` runs again).
+    pub(super) fn wait_for_signal_in(
+        &mut self,
+        pc: u32,
+        set: u64,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<(i32, SigInfo), SysError> {
         loop {
-            self.collect_host();
-            let waiting = self.signals.pending_here() & set;
-            if waiting != 0 {
-                let signo = waiting.trailing_zeros() as i32 + 1;
-                let i = self.signals.take(signo);
-                if info != 0 {
-                    let mut b = [0u8; 128];
-                    b[0..4].copy_from_slice(&signo.to_le_bytes());
-                    b[8..12].copy_from_slice(&i.code.to_le_bytes());
-                    b[12..16].copy_from_slice(&i.word0.to_le_bytes());
-                    b[16..20].copy_from_slice(&i.word1.to_le_bytes());
-                    b[20..24].copy_from_slice(&i.word2.to_le_bytes());
-                    self.mem.write(info, &b)?;
-                }
-                return Ok(signo as u32);
+            if let Some(taken) = self.take_pending_in(set) {
+                return Ok(taken);
             }
             if self.signals.next_deliverable(self.signals.mask).is_some() {
                 return Err(errno(libc::EINTR));
@@ -878,10 +933,11 @@ impl Process {
             let ts_ptr = ts
                 .as_ref()
                 .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-            // The set's signals are open on the host while it waits (the mask `set` leaves).
+            // The set's signals are open on the host while it waits (the mask `set` leaves),
+            // and caught there even when the guest's action would ignore them.
             let open = self.signals.mask & !set;
             // SAFETY: no descriptors; the timeout is a valid timespec or NULL.
-            let waited = self.wait_for_signals(open, |mask| unsafe {
+            let waited = self.wait_for_signals_watching(open, set, |mask| unsafe {
                 libc::ppoll(std::ptr::null_mut(), 0, ts_ptr, mask)
             });
             if give_way && matches!(waited, Ok(0)) {
@@ -891,6 +947,37 @@ impl Process {
                 return Err(SysError::WouldBlock);
             }
         }
+    }
+
+    /// Take a signal of `set` pending for the running thread (its own or the process's), with
+    /// its siginfo, if there is one; never waits.
+    pub(super) fn take_pending_in(&mut self, set: u64) -> Option<(i32, SigInfo)> {
+        self.collect_host();
+        // The thread's own signals first, then the process's, lowest number first in each:
+        // Linux's order.
+        let own = self.signals.thread_pending.bits & set;
+        let waiting = if own != 0 {
+            own
+        } else {
+            self.signals.pending & set
+        };
+        if waiting == 0 {
+            return None;
+        }
+        let signo = waiting.trailing_zeros() as i32 + 1;
+        Some((signo, self.signals.take(signo)))
+    }
+
+    /// Whether a pending signal would be delivered (its handler run, or its default action
+    /// taken) under the guest mask `mask`.
+    pub(super) fn signal_deliverable_under(&self, mask: u64) -> bool {
+        self.signals.next_deliverable(mask).is_some()
+    }
+
+    /// The signals pending for the running thread (its own and the process's).
+    pub(super) fn pending_signals(&mut self) -> u64 {
+        self.collect_host();
+        self.signals.pending_here()
     }
 
     /// `rt_sigqueueinfo(pid, sig, info*)` and `rt_tgsigqueueinfo(tgid, tid, sig, info*)`
@@ -954,6 +1041,19 @@ impl Process {
         mask: u64,
         wait: impl FnOnce(&libc::sigset_t) -> libc::c_int,
     ) -> SysResult {
+        self.wait_for_signals_watching(mask, 0, wait)
+    }
+
+    /// [`Process::wait_for_signals`] for a wait that a signal of `watched` should end even
+    /// though the guest blocks it: a poll whose signalfds watch it. Those signals are open on
+    /// the host during the wait, so their arrival ends it (EINTR: the caller polls again, and
+    /// the signalfds, brought up to date first, are ready).
+    pub(super) fn wait_for_signals_watching(
+        &mut self,
+        mask: u64,
+        watched: u64,
+        wait: impl FnOnce(&libc::sigset_t) -> libc::c_int,
+    ) -> SysResult {
         // SAFETY: sigset_t values are plain data initialised by sigfillset/pthread_sigmask/
         // host_sigset; the calls only change this thread's signal mask, and the old mask is
         // put back before returning.
@@ -963,15 +1063,24 @@ impl Process {
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut host_old);
             self.collect_host();
+            if watched != 0 {
+                // What arrived before the host signals were blocked shows in the signalfds.
+                self.sync_signalfds();
+            }
             let result = if self.signals.next_deliverable(mask).is_some() {
                 Err(errno(libc::EINTR))
             } else {
                 let waiting = if self.signals.host_sync {
-                    host_sigset(mask & FORWARDED)
+                    host_sigset(mask & !watched & FORWARDED)
                 } else {
                     host_old
                 };
-                host_result(wait(&waiting) as i64)
+                // A watched signal whose default is to be ignored (SIGCHLD) would vanish on
+                // the host: catch it for the wait.
+                let caught = self.signals.catch_on_host(watched);
+                let waited = wait(&waiting);
+                self.signals.mirror_all_on_host(caught);
+                host_result(waited as i64)
             };
             libc::pthread_sigmask(libc::SIG_SETMASK, &host_old, std::ptr::null_mut());
             result

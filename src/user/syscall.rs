@@ -73,6 +73,7 @@ pub mod nr {
     pub const PREADV: u32 = 69;
     pub const PWRITEV: u32 = 70;
     pub const SENDFILE64: u32 = 71;
+    pub const SIGNALFD4: u32 = 74;
     pub const SPLICE: u32 = 76;
     pub const TEE: u32 = 77;
     pub const READLINKAT: u32 = 78;
@@ -436,7 +437,8 @@ impl Process {
     fn dispatch(&mut self, hart: &mut Hart, number: u32, a: [u32; 6]) -> SysResult {
         use nr::*;
         match number {
-            READ => self.sys_read(a[0], a[1], a[2]),
+            READ => self.sys_read(hart.pc, a[0], a[1], a[2]),
+            SIGNALFD4 => self.sys_signalfd4(a[0], a[1], a[2], a[3]),
             WRITE => {
                 let r = self.sys_write(a[0], a[1], a[2]);
                 self.check_pipe(r)
@@ -1169,9 +1171,14 @@ impl Process {
                 None => return true,
             },
         };
-        let Ok(host) = self.fds.host(a[0]) else {
+        let Ok(entry) = self.fds.entry(a[0]) else {
             return true;
         };
+        if matches!(entry.kind, super::fs::FdKind::Signal(_)) {
+            // A signalfd read waits, and gives way, as sigtimedwait does.
+            return true;
+        }
+        let host = entry.raw();
         // SAFETY: fcntl(F_GETFL) only reads the descriptor's flags.
         let flags = unsafe { libc::fcntl(host, libc::F_GETFL) };
         if flags < 0 || flags & libc::O_NONBLOCK != 0 {
