@@ -60,7 +60,7 @@ pub enum LoadError {
         ram_start: u64,
         ram_end: u64,
     },
-    /// The firmware overlaps the kernel, the initrd or the device tree.
+    /// The firmware overlaps the initrd or the device tree.
     #[error("firmware at physical {start:#x}..{end:#x} overlaps the {what}")]
     FirmwareOverlaps {
         what: &'static str,
@@ -360,12 +360,18 @@ pub fn plan(
         }
     };
     if let Some(fw) = firmware {
-        // An ELF kernel or firmware chooses its own addresses: refuse any overlap rather than
-        // let one overwrite the other (QEMU refuses overlapping images too).
+        // An ELF firmware chooses its own addresses: refuse to let it overwrite the initrd or
+        // the device tree. Over an ELF kernel it is allowed (the firmware is written last):
+        // an M-mode test program passed as both `--bios` and `--kernel` runs as before.
         let overlaps = |start: u64, end: u64| fw.start < end && start < fw.end;
-        let clash = if overlaps(kernel_start, kernel_end) {
-            Some("kernel")
-        } else if initrd.is_some_and(|(start, end)| overlaps(start, end)) {
+        if overlaps(kernel_start, kernel_end) {
+            tracing::warn!(
+                "the firmware ({:#x}..{:#x}) overlaps the kernel ({kernel_start:#x}..{kernel_end:#x}); the firmware's bytes win",
+                fw.start,
+                fw.end
+            );
+        }
+        let clash = if initrd.is_some_and(|(start, end)| overlaps(start, end)) {
             Some("initrd")
         } else if overlaps(dtb, ram_end) {
             Some("device tree")
@@ -464,7 +470,7 @@ mod tests {
     }
 
     #[test]
-    fn elf_firmware_outside_ram_or_over_the_kernel_is_refused() {
+    fn elf_firmware_outside_ram_or_over_the_device_tree_is_refused() {
         let k = Kernel::parse(&image(4096, 8 << 20)).unwrap();
         let low = Firmware::parse(elf(0x1000, 0x1000, 0x1000)).unwrap();
         assert!(matches!(
@@ -483,13 +489,11 @@ mod tests {
             ),
             Err(LoadError::FirmwareOutsideRam { .. })
         ));
-        // An ELF kernel at the RAM base under a firmware that is there too.
+        // An ELF kernel at the RAM base under a firmware that is there too: allowed (an
+        // M-mode program passed as both), the firmware is written last.
         let elf_kernel = Kernel::parse(&elf(0x8000_0000, 0x1000, 0x8000_0000)).unwrap();
         let fw = Firmware::parse(elf(0x8000_0000, 0x1000, 0x8000_0000)).unwrap();
-        assert!(matches!(
-            plan(BASE, 256 << 20, &elf_kernel, Some(fw.extent()), None, 4096),
-            Err(LoadError::FirmwareOverlaps { what: "kernel", .. })
-        ));
+        assert!(plan(BASE, 256 << 20, &elf_kernel, Some(fw.extent()), None, 4096).is_ok());
         // A firmware over the device tree (an Image kernel would not fit after it).
         let high = Firmware::parse(elf(0x8ff0_0000, 0x1000, 0x8ff0_0000)).unwrap();
         assert!(matches!(
