@@ -252,7 +252,7 @@ impl Process {
         Ok(n)
     }
 
-    /// `msgctl(id, cmd, buf*)`: IPC_RMID only (the other commands' structures differ).
+    /// `msgctl(id, cmd, buf*)`: IPC_RMID, IPC_STAT and IPC_SET (not IPC_INFO or MSG_INFO).
     pub(super) fn sys_msgctl(&mut self, id: u32, cmd: u32, buf: u32) -> SysResult {
         let id = id as i32;
         match cmd as i32 & !IPC_64 {

@@ -47,7 +47,7 @@ impl Process {
         flags: u32,
     ) -> SysResult {
         let id = id as i32;
-        let stat = host_stat(id)?;
+        let stat = segment_stat(id)?;
         let len = page_round_up(stat.shm_segsz as u64).ok_or(errno(libc::EINVAL))?;
         if len == 0 || len > TASK_SIZE as u64 {
             return Err(errno(libc::EINVAL));
@@ -149,14 +149,14 @@ impl Process {
                 )
             }
             IPC_STAT => {
-                let stat = host_stat(id)?;
+                let stat = segment_stat(id)?;
                 self.mem.write(buf, &shmid64_ds(&stat))?;
                 Ok(0)
             }
             IPC_SET => {
                 let mut raw = [0u8; SHMID64_DS_SIZE];
                 self.mem.read(buf, &mut raw)?;
-                let mut stat = host_stat(id)?;
+                let mut stat = segment_stat(id)?;
                 set_perm_from(&raw, &mut stat.shm_perm);
                 // SAFETY: a valid, initialised shmid_ds the host only reads.
                 host_result(unsafe { libc::shmctl(id, libc::IPC_SET, &mut stat) } as i64)
@@ -167,7 +167,7 @@ impl Process {
 }
 
 /// The host's `shmid_ds` of segment `id`.
-fn host_stat(id: i32) -> Result<libc::shmid_ds, super::syscall::SysError> {
+fn segment_stat(id: i32) -> Result<libc::shmid_ds, super::syscall::SysError> {
     // SAFETY: all-zero is a valid shmid_ds; shmctl only writes it.
     let mut stat: libc::shmid_ds = unsafe { std::mem::zeroed() };
     // SAFETY: valid out-pointer.
