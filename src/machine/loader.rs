@@ -161,6 +161,7 @@ impl Firmware {
         Ok(Firmware::Raw(bytes))
     }
 
+    /// Where the firmware goes in RAM.
     pub fn extent(&self) -> FirmwareExtent {
         match self {
             Firmware::Raw(bytes) => FirmwareExtent::AtRamBase {
@@ -196,7 +197,7 @@ impl Firmware {
     }
 }
 
-/// Place `firmware` in RAM `[ram_base, ram_end)`.
+/// Place a firmware of `extent` in RAM `[ram_base, ram_end)`.
 fn place_firmware(
     extent: FirmwareExtent,
     ram_base: u64,
@@ -225,13 +226,15 @@ fn place_firmware(
                 ram_end,
             };
             if start >= end {
-                return Err(crate::elf::ElfError::NoLoadableSegments.into());
+                return Err(LoadError::FirmwareElf(
+                    crate::elf::ElfError::NoLoadableSegments,
+                ));
             }
             if start < ram_base || end > ram_end {
                 return Err(outside("segments", start, end));
             }
-            if !(start..end).contains(&entry) {
-                return Err(outside("entry point", entry, entry));
+            if !(ram_base..ram_end).contains(&entry) {
+                return Err(outside("entry point", entry, entry + 1));
             }
             Ok(FirmwarePlace { start, end, entry })
         }
@@ -477,7 +480,7 @@ mod tests {
             plan(BASE, 256 << 20, &k, Some(low.extent()), None, 4096),
             Err(LoadError::FirmwareOutsideRam { .. })
         ));
-        let entry_outside = Firmware::parse(elf(0x8000_0000, 0x1000, 0x8000_2000)).unwrap();
+        let entry_outside = Firmware::parse(elf(0x8000_0000, 0x1000, 0x1000)).unwrap();
         assert!(matches!(
             plan(
                 BASE,

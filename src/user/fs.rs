@@ -534,8 +534,11 @@ impl Process {
         offset: Option<i64>,
     ) -> SysResult {
         let host = self.fds.host(fd)?;
-        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
-            return self.guest_mem_iov(host, iov, count, write, offset);
+        match self.fds.entry(fd)?.kind {
+            FdKind::GuestMem => return self.guest_mem_iov(host, iov, count, write, offset),
+            // Records are read with `read` (the eventfd behind it is rv32vm's).
+            FdKind::Signal(_) => return Err(errno(libc::EINVAL)),
+            FdKind::Plain => {}
         }
         let need = if write { perm::R } else { perm::W };
         let iovs = self.host_iovecs(iov, count, need)?;

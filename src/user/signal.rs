@@ -904,9 +904,9 @@ impl Process {
         Ok(signo as u32)
     }
 
-    /// Take the lowest pending signal of `set` (blocked or not) and its siginfo, waiting
-    /// until `deadline` (`None`: forever) for one: the heart of `sigtimedwait` and of a
-    /// blocking `signalfd` read. EAGAIN when the time is up, EINTR when a signal outside the
+    /// Take a pending signal of `set` (blocked or not; [`Process::take_pending_in`]'s order)
+    /// and its siginfo, waiting until `deadline` (`None`: forever) for one: the heart of
+    /// `sigtimedwait` and of a blocking `signalfd` read. EAGAIN when the time is up, EINTR when a signal outside the
     /// set is delivered meanwhile; another thread runs while this one waits
     /// ([`SysError::WouldBlock`], the call at `pc` runs again).
     pub(super) fn wait_for_signal_in(
@@ -1045,9 +1045,10 @@ impl Process {
     }
 
     /// [`Process::wait_for_signals`] for a wait that a signal of `watched` should end even
-    /// though the guest blocks it: a poll whose signalfds watch it. Those signals are open on
-    /// the host during the wait, so their arrival ends it (EINTR: the caller polls again, and
-    /// the signalfds, brought up to date first, are ready).
+    /// though the guest blocks it: `sigtimedwait`'s set, or a poll whose signalfds watch it.
+    /// Those signals are open on the host during the wait, and caught even where the guest's
+    /// action ignores them, so their arrival ends it (EINTR: `sigtimedwait` takes the signal;
+    /// a poll polls again, and the signalfds, brought up to date first, are ready).
     pub(super) fn wait_for_signals_watching(
         &mut self,
         mask: u64,
