@@ -1413,10 +1413,13 @@ impl Process {
         wait_mask: u64,
         sigmask: u32,
     ) -> SysResult {
-        let ts_ptr = timeout
-            .as_ref()
-            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // A wait that a watched signal ends runs again for the time left.
+        let deadline = timeout.map(|t| Instant::now() + duration_of(&t));
         let result = loop {
+            let left = deadline.map(|d| timespec_of(d.saturating_duration_since(Instant::now())));
+            let ts_ptr = left
+                .as_ref()
+                .map_or(std::ptr::null(), |t| t as *const libc::timespec);
             let watched = self.signalfd_watch();
             let result = self.wait_for_signals_watching(wait_mask, watched, |mask| {
                 // SAFETY: `host` holds its length of pollfds; the timeout is a valid timespec

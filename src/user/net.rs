@@ -1296,8 +1296,12 @@ impl Process {
         wait_mask: u64,
         sigmask: u32,
     ) -> SysResult {
-        let ms = timeout.map_or(-1, millis_rounded_up);
+        // A wait that a watched signal ends runs again for the time left.
+        let deadline = timeout.map(|t| Instant::now() + t);
         let result = loop {
+            let ms = deadline.map_or(-1, |d| {
+                millis_rounded_up(d.saturating_duration_since(Instant::now()))
+            });
             let watched = self.signalfd_watch();
             let result = self.wait_for_signals_watching(wait_mask, watched, |mask| {
                 // SAFETY: `buf` holds its length of epoll_events; `mask` is a valid sigset.

@@ -93,6 +93,20 @@ impl Process {
                 writable: !readonly,
             }),
         };
+        if !self.mem.is_free(start, len) {
+            // Replacing pages (SHM_REMAP): make sure the host lets us attach before they go,
+            // since a failed attach at their place would leave a hole. A trial attach
+            // anywhere, at once detached, answers it.
+            let trial_flags = if readonly { libc::SHM_RDONLY } else { 0 };
+            // SAFETY: the host picks a free address for the trial; it is detached at once and
+            // nothing refers to it.
+            let trial = unsafe { libc::shmat(id, std::ptr::null(), trial_flags) };
+            if trial as isize == -1 {
+                return Err(last_errno());
+            }
+            // SAFETY: `trial` is the attachment just made.
+            unsafe { libc::shmdt(trial) };
+        }
         let was_exec = self.mem.any_executable(start, len);
         if let Err(e) = self.mem.map_shared(start, len, perms, mapping) {
             tracing::debug!(start, len, error = %e, "host shmat failed");
