@@ -532,8 +532,30 @@ impl SignalState {
         caught
     }
 
-    /// Put the host's dispositions of `set` back to what the guest's say.
+    /// Put the host's dispositions of `set` (what [`SignalState::catch_on_host`] caught) back
+    /// to what the guest's say. Host signals are blocked: one of `set` that arrived since the
+    /// wait ended is pending on the host, and going back to a default that ignores it would
+    /// throw it away, so it is recorded first, as the catching handler would have.
     fn mirror_all_on_host(&self, set: u64) {
+        if set == 0 {
+            return;
+        }
+        let pending = host_sigset(set);
+        let now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        loop {
+            // SAFETY: all-zero is a valid siginfo_t; sigtimedwait only fills it, and with a
+            // zero timeout only takes a signal already pending.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: valid set, out-pointer and timeout.
+            let signo = unsafe { libc::sigtimedwait(&pending, &mut info, &now) };
+            if signo <= 0 {
+                break;
+            }
+            record_host_signal(signo, &mut info, std::ptr::null_mut());
+        }
         let mut rest = set;
         while rest != 0 {
             let signo = rest.trailing_zeros() as i32 + 1;
@@ -1079,9 +1101,10 @@ impl Process {
                 // A watched signal whose default is to be ignored (SIGCHLD) would vanish on
                 // the host: catch it for the wait.
                 let caught = self.signals.catch_on_host(watched);
-                let waited = wait(&waiting);
+                // The result (and its errno) first: putting the dispositions back makes calls.
+                let waited = host_result(wait(&waiting) as i64);
                 self.signals.mirror_all_on_host(caught);
-                host_result(waited as i64)
+                waited
             };
             libc::pthread_sigmask(libc::SIG_SETMASK, &host_old, std::ptr::null_mut());
             result
