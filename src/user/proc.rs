@@ -274,10 +274,7 @@ impl Process {
         argv: u32,
         envp: u32,
     ) -> Result<(), SysError> {
-        let given = self
-            .mem
-            .read_cstr(path, 4095)?
-            .ok_or(errno(libc::ENAMETOOLONG))?;
+        let given = self.exec_name(path)?;
         let host_path = self.guest_path(path)?;
         self.execve_host_path(hart, host_path, given, argv, envp)
     }
@@ -293,10 +290,7 @@ impl Process {
         if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
             return Err(errno(libc::EINVAL));
         }
-        let name = self
-            .mem
-            .read_cstr(path, 4095)?
-            .ok_or(errno(libc::ENAMETOOLONG))?;
+        let name = self.exec_name(path)?;
         let relative = name.first() != Some(&b'/') && dirfd as i32 != libc::AT_FDCWD;
         let (host_path, given) = if name.is_empty() {
             if flags & AT_EMPTY_PATH == 0 {
@@ -329,6 +323,13 @@ impl Process {
             }
         }
         self.execve_host_path(hart, host_path, given, argv, envp)
+    }
+
+    /// The path an `execve` or `execveat` names, as the guest gave it.
+    fn exec_name(&self, path: u32) -> Result<Vec<u8>, SysError> {
+        self.mem
+            .read_cstr(path, 4095)?
+            .ok_or(errno(libc::ENAMETOOLONG))
     }
 
     /// `execve` of the host file `host_path`, which the guest named `given`.

@@ -55,6 +55,9 @@ pub mod sig {
 /// `si_code` values.
 pub mod code {
     pub const SI_USER: i32 = 0;
+    pub const SI_QUEUE: i32 = -1;
+    pub const SI_TIMER: i32 = -2;
+    pub const SI_MESGQ: i32 = -3;
     pub const SI_TKILL: i32 = -6;
     pub const SEGV_MAPERR: i32 = 1;
     pub const SEGV_ACCERR: i32 = 2;
@@ -141,6 +144,18 @@ pub fn host_signal_waiting() -> bool {
 /// The mask bit of `signo`.
 const fn bit(signo: i32) -> u64 {
     1 << (signo - 1)
+}
+
+/// The signal numbers in `set`, lowest first.
+fn signals_in(set: u64) -> impl Iterator<Item = i32> {
+    let mut rest = set;
+    std::iter::from_fn(move || {
+        (rest != 0).then(|| {
+            let signo = rest.trailing_zeros() as i32 + 1;
+            rest &= rest - 1;
+            signo
+        })
+    })
 }
 
 /// Signals that can never be blocked, caught or ignored.
@@ -520,10 +535,7 @@ impl SignalState {
             return 0;
         }
         let mut caught = 0;
-        let mut rest = set & FORWARDED;
-        while rest != 0 {
-            let signo = rest.trailing_zeros() as i32 + 1;
-            rest &= rest - 1;
+        for signo in signals_in(set & FORWARDED) {
             if self.action(signo).handler == SIG_DFL && default_ignored(signo) {
                 self.install_on_host(signo, record_host_handler());
                 caught |= bit(signo);
@@ -541,10 +553,7 @@ impl SignalState {
             return;
         }
         let pending = host_sigset(set);
-        let now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
+        let now = super::syscall::timespec_of(std::time::Duration::ZERO);
         loop {
             // SAFETY: all-zero is a valid siginfo_t; sigtimedwait only fills it, and with a
             // zero timeout only takes a signal already pending.
@@ -556,10 +565,7 @@ impl SignalState {
             }
             record_host_signal(signo, &mut info, std::ptr::null_mut());
         }
-        let mut rest = set;
-        while rest != 0 {
-            let signo = rest.trailing_zeros() as i32 + 1;
-            rest &= rest - 1;
+        for signo in signals_in(set) {
             self.mirror_on_host(signo, self.action(signo).handler);
         }
     }
@@ -747,10 +753,7 @@ impl Process {
     /// Move the signals the host caught into the pending sets: a POSIX timer's signal as its
     /// timer says ([`Process::timer_route`]: the guest's number, maybe for one thread).
     fn collect_host(&mut self) {
-        let mut host = HOST_PENDING.swap(0, Ordering::SeqCst);
-        while host != 0 {
-            let signo = host.trailing_zeros() as i32 + 1;
-            host &= host - 1;
+        for signo in signals_in(HOST_PENDING.swap(0, Ordering::SeqCst)) {
             let info = host_info(signo);
             match self.timer_route(signo, &info) {
                 Some((guest, Some(tid))) if self.threads.has(tid) => {

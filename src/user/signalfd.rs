@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 use super::fs::FdKind;
+use super::signal::code::{SI_MESGQ, SI_QUEUE, SI_TIMER};
 use super::signal::{SigInfo, UNBLOCKABLE};
 use super::syscall::{errno, last_errno, SysError, SysResult};
 use super::Process;
@@ -24,11 +25,6 @@ use super::Process;
 const SIGINFO_SIZE: u32 = 128;
 const SFD_NONBLOCK: u32 = libc::O_NONBLOCK as u32;
 const SFD_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
-
-/// siginfo codes that select which fields a record carries.
-const SI_QUEUE: i32 = -1;
-const SI_TIMER: i32 = -2;
-const SI_MESGQ: i32 = -3;
 
 /// One signalfd object: the set it reads and whether its eventfd is readable now.
 #[derive(Clone, Debug)]

@@ -15,9 +15,9 @@ const MSG_MAX: u32 = 1 << 20;
 const SEMOPS_MAX: u32 = 4096;
 
 /// `semctl` commands this passes on.
-const IPC_RMID: i32 = 0;
-const IPC_SET: i32 = 1;
-const IPC_STAT: i32 = 2;
+pub(super) const IPC_RMID: i32 = 0;
+pub(super) const IPC_SET: i32 = 1;
+pub(super) const IPC_STAT: i32 = 2;
 const GETPID: i32 = 11;
 const GETVAL: i32 = 12;
 const GETALL: i32 = 13;
@@ -26,7 +26,7 @@ const GETZCNT: i32 = 15;
 const SETVAL: i32 = 16;
 const SETALL: i32 = 17;
 /// The flag musl adds to `semctl`/`msgctl` commands for the 64-bit structures.
-const IPC_64: i32 = 0x100;
+pub(super) const IPC_64: i32 = 0x100;
 
 /// A 32-bit generic kernel's `struct ipc64_perm`, as words: key, uid, gid, cuid, cgid, mode,
 /// seq (u16, padded) and two unused words. It starts every `*id64_ds`.

@@ -12,7 +12,9 @@ use crate::cpu::Hart;
 use super::mem::{page_round_up, perm};
 use super::regions::{FileId, MapName, Mapping, SharedHost, SharedObject};
 use super::syscall::{errno, host_result, last_errno, SysResult};
-use super::sysv_ipc::{ipc64_perm_words, set_perm_from, time_words, word_bytes};
+use super::sysv_ipc::{
+    ipc64_perm_words, set_perm_from, time_words, word_bytes, IPC_64, IPC_RMID, IPC_SET, IPC_STAT,
+};
 use super::{Process, MMAP_MIN, TASK_SIZE};
 
 const SHM_RDONLY: u32 = 0o10000;
@@ -22,11 +24,6 @@ const SHM_EXEC: u32 = 0o100000;
 /// RISC-V's SHMLBA is the page size.
 const SHMLBA: u32 = PAGE_SIZE;
 
-const IPC_RMID: i32 = 0;
-const IPC_SET: i32 = 1;
-const IPC_STAT: i32 = 2;
-/// The flag musl adds to `shmctl` commands for the 64-bit structures.
-const IPC_64: i32 = 0x100;
 /// `struct shmid64_ds` of a 32-bit generic kernel: `ipc64_perm` (36 bytes), `shm_segsz`,
 /// three times split in low and high words, `shm_cpid`, `shm_lpid`, `shm_nattch`, two unused.
 const SHMID64_DS_SIZE: usize = 84;

@@ -233,8 +233,7 @@ impl Process {
         host_signo: i32,
         info: &SigInfo,
     ) -> Option<(i32, Option<u32>)> {
-        const SI_TIMER: i32 = -2;
-        if info.code != SI_TIMER {
+        if info.code != super::signal::code::SI_TIMER {
             return None;
         }
         let timer = self
