@@ -355,7 +355,8 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Run a bare-metal ELF in M-mode; it reports its result through the HTIF `tohost` word.
+    /// Run a bare-metal ELF in M-mode; it talks to the host through the HTIF `tohost` word
+    /// (exit, syscall proxy, console) or semihosting, and ARGS are its semihosting command line.
     #[arg(long)]
     bare: bool,
     /// With --bare: write the words between begin_signature and end_signature to FILE.
@@ -526,11 +527,9 @@ fn exit_status(code: i32) -> u8 {
 fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let engine = args.engine.config();
     if args.bare {
-        if !args.args.is_empty() {
-            return Err("--bare programs take no arguments".into());
-        }
         let opts = rv32vm::bare::BareOptions {
             program: args.program,
+            args: args.args,
             signature: args.signature,
             max_insns: args.max_insns,
             engine,

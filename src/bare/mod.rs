@@ -1,7 +1,13 @@
-//! Bare-metal runner (`rv32vm run --bare`): an ELF runs in M-mode from its entry point on a
-//! plain RAM region, with no devices. It ends when the program writes the HTIF `tohost` word
-//! (riscv-tests convention: 1 = pass, `(n << 1) | 1` = failure of test n). `--signature` dumps
-//! the words between `begin_signature` and `end_signature` as riscv-arch-test/RISCOF expect.
+//! Bare-metal runner (`rv32vm run --bare`): an ELF is loaded at its physical addresses and runs
+//! in M-mode from its entry point on a plain RAM region, with no devices. It talks to the host
+//! in one of two ways:
+//! - HTIF, through its `tohost` word (and `fromhost` for replies), as under Spike: exit
+//!   (riscv-tests convention: 1 = pass, `(n << 1) | 1` = failure of test n), the syscall proxy's
+//!   `write`, `read` and `exit` (what riscv-tests' benchmarks print with), and console output.
+//! - Semihosting ([`semihosting`]), as under `qemu-system-riscv32 -semihosting`.
+//!
+//! `--signature` dumps the words between `begin_signature` and `end_signature` as
+//! riscv-arch-test/RISCOF expect.
 //!
 //! The privileged architecture is the machine's (`rv32vm boot`): the same hart, CSRs, traps and
 //! Sv32 translation (`Hart::translate` over guest RAM: A/D updates, SUM, MXR, MPRV), so a
@@ -9,12 +15,15 @@
 //! platforms differ only in their devices: here there are none, and the HTIF mailbox page is
 //! watched at its physical address, whatever virtual address a store uses.
 
+pub mod semihosting;
+
 use std::fmt::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::cpu::mmu::access_fault;
 use crate::cpu::tlb::PAGE_SIZE;
-use crate::cpu::{Access, Exception, Hart, Trap};
+use crate::cpu::{Access, Exception, Hart, Priv, Trap};
 use crate::elf::{ElfError, ElfFile};
 use crate::exec::{Engine, EngineConfig, Platform, Resume, Stop, Target};
 use crate::hostfile::InputError;
@@ -52,9 +61,11 @@ pub enum BareError {
         base: u32,
         limit: u64,
     },
-    /// The program has no `tohost` symbol, so it could never report a result.
+    /// The program has no `tohost` symbol and makes no semihosting call, so it could never
+    /// report a result.
     #[error(
-        "{0}: no `tohost` symbol: a bare-metal program must report its result through HTIF tohost"
+        "{0}: no `tohost` symbol and no semihosting call: a bare-metal program must report its \
+         result through HTIF tohost or semihosting"
     )]
     NoTohost(PathBuf),
     /// Host memory for guest RAM could not be allocated.
@@ -65,7 +76,8 @@ pub enum BareError {
     #[error(
         "{path}: the program wrote tohost = {value:#018x}, an HTIF request this harness does not \
          implement: HTIF device {device} ({device_name}), command {command}, payload \
-         {payload:#x}; `run --bare` only implements exit (tohost = (code << 1) | 1)"
+         {payload:#x}; `run --bare` implements exit (tohost = (code << 1) | 1), the syscall \
+         proxy and console output (device 1, command 1)"
     )]
     HtifCommand {
         path: PathBuf,
@@ -116,7 +128,13 @@ enum HtifRequest {
     /// Device 0, command 0, an odd payload: exit with `payload >> 1` (0: passed; else the
     /// number of the failed test, up to 47 bits).
     Exit(u64),
-    /// Anything else (a syscall-proxy pointer, a console write, ...): the whole 64-bit value.
+    /// Device 0, command 0, an even payload: the physical address of a syscall-proxy block
+    /// (eight 64-bit words: the Linux syscall number, then its arguments; the result replaces
+    /// the number).
+    Syscall(u64),
+    /// Device 1 (console), command 1: write the byte.
+    ConsoleWrite(u8),
+    /// Anything else (console input, other devices): the whole 64-bit value.
     Unsupported(u64),
 }
 
@@ -125,12 +143,21 @@ impl HtifRequest {
     /// in 47:0.
     fn decode(value: u64) -> HtifRequest {
         let payload = value & ((1 << 48) - 1);
-        if value >> 48 == 0 && payload & 1 == 1 {
-            HtifRequest::Exit(payload >> 1)
-        } else {
-            HtifRequest::Unsupported(value)
+        match value >> 48 {
+            0 if payload & 1 == 1 => HtifRequest::Exit(payload >> 1),
+            0 => HtifRequest::Syscall(payload),
+            0x0101 => HtifRequest::ConsoleWrite(payload as u8),
+            _ => HtifRequest::Unsupported(value),
         }
     }
+}
+
+/// The syscall proxy's calls (Linux numbers, as riscv-pk and Spike's front end use them).
+mod proxy {
+    pub const READ: u64 = 63;
+    pub const WRITE: u64 = 64;
+    pub const EXIT: u64 = 93;
+    pub const EXIT_GROUP: u64 = 94;
 }
 
 /// The error for an unsupported HTIF request `value` written by the program at `path`.
@@ -154,6 +181,9 @@ fn htif_command_error(path: &Path, value: u64) -> BareError {
 #[derive(Clone, Debug)]
 pub struct BareOptions {
     pub program: PathBuf,
+    /// Arguments after the program: with the program's name, the command line a semihosting
+    /// program reads (`SYS_GET_CMDLINE`).
+    pub args: Vec<String>,
     pub signature: Option<PathBuf>,
     pub max_insns: Option<u64>,
     pub engine: EngineConfig,
@@ -163,11 +193,17 @@ pub struct BareOptions {
     pub gdb: Option<crate::gdb::GdbOptions>,
 }
 
-/// The bare-metal platform: RAM, HTIF, and trap delivery to the program's handlers.
+/// The bare-metal platform: RAM, HTIF, semihosting, and trap delivery to the program's
+/// handlers.
 struct BareMachine {
     ram: GuestRam,
-    /// Physical address of the 64-bit `tohost` word.
-    tohost: u32,
+    /// Physical address of the 64-bit `tohost` word, if the program has one.
+    tohost: Option<u32>,
+    /// Physical address of the 64-bit `fromhost` word, where HTIF replies go.
+    fromhost: Option<u32>,
+    semihosting: semihosting::Semihosting,
+    /// The exit status a semihosting call asked for.
+    semihosting_exit: Option<i32>,
     /// A store reached `tohost`: decode it between blocks, once both halves of a 64-bit value
     /// written with two word stores (low word first, as RV32 code does) are in place.
     tohost_written: bool,
@@ -182,23 +218,122 @@ impl BareMachine {
     /// Whether physical address `pa` lies in the page holding `tohost` (whose stores are
     /// watched, so the page is never given to the TLB for loads and stores).
     fn htif_page(&self, pa: u64) -> bool {
-        pa / PAGE_SIZE as u64 == self.tohost as u64 / PAGE_SIZE as u64
+        self.tohost
+            .is_some_and(|t| pa / PAGE_SIZE as u64 == t as u64 / PAGE_SIZE as u64)
     }
 
     /// Whether a store of `size` bytes at `paddr` overlaps the `tohost` word.
     fn touches_tohost(&self, paddr: u32, size: u32) -> bool {
+        let Some(tohost) = self.tohost else {
+            return false;
+        };
         let (start, end) = (paddr as u64, paddr as u64 + size as u64);
-        let tohost = self.tohost as u64;
+        let tohost = tohost as u64;
         start < tohost + TOHOST_SIZE && tohost < end
     }
 
-    /// The 64-bit value in `tohost` now.
-    fn tohost_value(&self) -> u64 {
-        self.ram
-            .bytes(self.tohost as u64, TOHOST_SIZE)
-            .map_or(0, |b| {
-                b.iter().rev().fold(0u64, |acc, &x| acc << 8 | x as u64)
-            })
+    /// The 64-bit little-endian value at physical `pa` (0 outside RAM).
+    fn read_u64(&self, pa: u64) -> u64 {
+        self.ram.bytes(pa, 8).map_or(0, |b| {
+            b.iter().rev().fold(0u64, |acc, &x| acc << 8 | x as u64)
+        })
+    }
+
+    /// Write the 64-bit `value` at physical `pa` on the host's behalf; code there is dropped.
+    fn write_u64(&mut self, hart: &mut Hart, pa: u64, value: u64) {
+        if self.ram.write(pa, &value.to_le_bytes()) {
+            if let Some(host) = self.ram.host(pa, 8) {
+                hart.code_pages.note_store(host as usize);
+            }
+        }
+    }
+
+    /// Finish an HTIF request that the host answers: `fromhost` gets `reply` (device and
+    /// command of the request, then the payload), and `tohost` is cleared for the next one.
+    fn htif_reply(&mut self, hart: &mut Hart, request: u64, payload: u64) {
+        if let Some(fromhost) = self.fromhost {
+            self.write_u64(hart, fromhost as u64, (request >> 48 << 48) | payload);
+        }
+        if let Some(tohost) = self.tohost {
+            self.write_u64(hart, tohost as u64, 0);
+        }
+    }
+
+    /// Run the syscall-proxy call whose block is at physical `block`; `Some(status)` if it
+    /// was an exit.
+    fn proxy_syscall(&mut self, hart: &mut Hart, block: u64) -> Option<i32> {
+        let arg = |i: u64| self.read_u64(block + 8 * i);
+        let (number, fd, buf, len) = (arg(0), arg(1), arg(2), arg(3));
+        let result: i64 = match number {
+            proxy::EXIT | proxy::EXIT_GROUP => return Some(fd as i32),
+            proxy::WRITE => match (fd, self.ram.bytes(buf, len)) {
+                (1 | 2, None) => -(libc::EFAULT as i64),
+                (1, Some(data)) => {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(data).and_then(|()| out.flush());
+                    len as i64
+                }
+                (2, Some(data)) => {
+                    let _ = std::io::stderr().write_all(data);
+                    len as i64
+                }
+                _ => -(libc::EBADF as i64),
+            },
+            proxy::READ if fd == 0 => {
+                let mut data = vec![0u8; len.min(1 << 20) as usize];
+                match std::io::stdin().lock().read(&mut data) {
+                    Ok(n) if self.ram.host(buf, n as u64).is_some() => {
+                        self.ram.write(buf, &data[..n]);
+                        if let Some(host) = self.ram.host(buf, 1) {
+                            hart.code_pages.note_store(host as usize);
+                        }
+                        n as i64
+                    }
+                    Ok(_) => -(libc::EFAULT as i64),
+                    Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+                }
+            }
+            proxy::READ => -(libc::EBADF as i64),
+            _ => -(libc::ENOSYS as i64),
+        };
+        self.write_u64(hart, block, result as u64);
+        None
+    }
+
+    /// Whether the breakpoint trap at `hart.pc` is a semihosting call: the uncompressed
+    /// `ebreak` between its two marker instructions, outside U-mode (as QEMU allows it).
+    fn is_semihosting_call(&mut self, hart: &Hart) -> bool {
+        if hart.prv == Priv::User {
+            return false;
+        }
+        let mut words = [0u8; 12];
+        let start = hart.pc.wrapping_sub(4);
+        self.ram.debug_read(hart, start, &mut words) == words.len()
+            && words
+                .chunks(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .eq([
+                    semihosting::ENTRY_MARKER,
+                    semihosting::EBREAK,
+                    semihosting::EXIT_MARKER,
+                ])
+    }
+}
+
+/// A semihosting call's view of guest memory: virtual addresses through the hart's
+/// translation, writes dropping code they change.
+struct HartMemory<'a> {
+    ram: &'a mut GuestRam,
+    hart: &'a mut Hart,
+}
+
+impl semihosting::GuestMemory for HartMemory<'_> {
+    fn read(&mut self, va: u32, buf: &mut [u8]) -> bool {
+        self.ram.debug_read(self.hart, va, buf) == buf.len()
+    }
+
+    fn write(&mut self, va: u32, data: &[u8]) -> bool {
+        self.ram.write_for_hart(self.hart, va, data) == data.len()
     }
 }
 
@@ -246,6 +381,24 @@ impl Platform for BareMachine {
     }
 
     fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop> {
+        if trap.cause == Exception::Breakpoint as u32 && self.is_semihosting_call(hart) {
+            let (operation, arg) = (hart.x[10], hart.x[11]);
+            let mut mem = HartMemory {
+                ram: &mut self.ram,
+                hart,
+            };
+            return match self.semihosting.call(&mut mem, operation, arg) {
+                semihosting::Outcome::Return(value) => {
+                    hart.x[10] = value;
+                    hart.pc = hart.pc.wrapping_add(4);
+                    Ok(Resume::Continue)
+                }
+                semihosting::Outcome::Exit(status) => {
+                    self.semihosting_exit = Some(status);
+                    Err(Stop::Exit(status))
+                }
+            };
+        }
         if hart.instret == self.instret_at_last_trap {
             self.traps_without_progress += 1;
             if self.traps_without_progress >= TRAP_LOOP_LIMIT {
@@ -269,15 +422,30 @@ impl Platform for BareMachine {
     fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
         if self.tohost_written {
             self.tohost_written = false;
-            let value = self.tohost_value();
+            let value = self.tohost.map_or(0, |t| self.read_u64(t as u64));
             if value != 0 {
-                let request = HtifRequest::decode(value);
+                let request = match HtifRequest::decode(value) {
+                    HtifRequest::Syscall(block) => match self.proxy_syscall(hart, block) {
+                        Some(status) => HtifRequest::Exit(status as u32 as u64),
+                        None => {
+                            self.htif_reply(hart, value, 1);
+                            return None;
+                        }
+                    },
+                    HtifRequest::ConsoleWrite(byte) => {
+                        let mut out = std::io::stdout().lock();
+                        let _ = out.write_all(&[byte]).and_then(|()| out.flush());
+                        self.htif_reply(hart, value, 0x100 | byte as u64);
+                        return None;
+                    }
+                    request => request,
+                };
                 self.request = Some(request);
                 return Some(match request {
                     // Nonzero stays nonzero: a failed test never reads as a pass.
                     HtifRequest::Exit(n) => Stop::Exit(n.min(i32::MAX as u64) as i32),
                     // `run` turns this into BareError::HtifCommand.
-                    HtifRequest::Unsupported(value) => Stop::Fatal {
+                    _ => Stop::Fatal {
                         status: 1,
                         message: format!("unsupported HTIF request {value:#018x}"),
                     },
@@ -319,9 +487,14 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
         path: path.clone(),
         source,
     })?;
-    let tohost = elf
-        .symbol("tohost")
-        .ok_or_else(|| BareError::NoTohost(path.clone()))?;
+    let tohost = elf.symbol("tohost");
+    let semihosts = elf
+        .segments
+        .iter()
+        .any(|seg| seg.executable && semihosting::contains_call(&seg.data));
+    if tohost.is_none() && !semihosts {
+        return Err(BareError::NoTohost(path.clone()));
+    }
     // Refuse bad signature symbols before running, not after.
     let signature = match &opts.signature {
         Some(out) => {
@@ -335,21 +508,36 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     };
     let mut ram = GuestRam::new(RAM_BASE, DEFAULT_RAM_SIZE)
         .map_err(|_| BareError::NoMemory(DEFAULT_RAM_SIZE))?;
+    // Segments go to their physical addresses, as Spike and QEMU load them: a program whose
+    // initialised data is linked to run in RAM but stored after its code copies it over.
+    let mut image_end = RAM_BASE;
     for seg in &elf.segments {
-        let fits = ram.host(seg.vaddr as u64, seg.memsz as u64).is_some();
-        if !fits || !ram.write(seg.vaddr as u64, &seg.data) {
+        let fits = ram.host(seg.paddr as u64, seg.memsz as u64).is_some();
+        if !fits || !ram.write(seg.paddr as u64, &seg.data) {
             return Err(BareError::OutsideRam {
                 path: path.clone(),
-                vaddr: seg.vaddr,
-                end: seg.vaddr as u64 + seg.memsz as u64,
+                vaddr: seg.paddr,
+                end: seg.paddr as u64 + seg.memsz as u64,
                 base: RAM_BASE,
                 limit: RAM_BASE as u64 + DEFAULT_RAM_SIZE as u64,
             });
         }
+        image_end = image_end.max(seg.paddr + seg.memsz);
     }
+    let cmdline = std::iter::once(path.to_string_lossy().into_owned())
+        .chain(opts.args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let heap = semihosting::HeapInfo {
+        heap_base: image_end,
+        heap_limit: RAM_BASE + DEFAULT_RAM_SIZE,
+    };
     let machine = BareMachine {
         ram,
         tohost,
+        fromhost: elf.symbol("fromhost"),
+        semihosting: semihosting::Semihosting::new(cmdline, heap),
+        semihosting_exit: None,
         tohost_written: false,
         request: None,
         allow_misaligned: opts.allow_misaligned,
@@ -380,6 +568,10 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
     }
     if let Some(written) = written {
         written?;
+    }
+    if let Some(status) = machine.semihosting_exit {
+        // As the host process's exit status, like QEMU's.
+        return Ok(status & 0xff);
     }
     Ok(match stop {
         Stop::Exit(0) => 0,
@@ -480,23 +672,41 @@ mod tests {
         // A syscall-proxy pointer (even payload) and a console write are not exits.
         assert_eq!(
             HtifRequest::decode(0x8000_2000),
-            HtifRequest::Unsupported(0x8000_2000)
+            HtifRequest::Syscall(0x8000_2000)
         );
-        let putchar = 0x0101_0000_0000_0041;
         assert_eq!(
-            HtifRequest::decode(putchar),
-            HtifRequest::Unsupported(putchar)
+            HtifRequest::decode(0x0101_0000_0000_0041),
+            HtifRequest::ConsoleWrite(b'A')
         );
-        let err = htif_command_error(Path::new("p.elf"), putchar).to_string();
-        assert!(err.contains("tohost = 0x0101000000000041"), "{err}");
-        assert!(err.contains("device 1 (console), command 1"), "{err}");
+        // Console input (device 1, command 0) and other devices are not implemented.
+        let getchar = 0x0100_0000_0000_0000;
+        assert_eq!(
+            HtifRequest::decode(getchar),
+            HtifRequest::Unsupported(getchar)
+        );
+        assert_eq!(
+            HtifRequest::decode(0x0201_0000_0000_0001),
+            HtifRequest::Unsupported(0x0201_0000_0000_0001)
+        );
+        let err = htif_command_error(Path::new("p.elf"), getchar).to_string();
+        assert!(err.contains("tohost = 0x0100000000000000"), "{err}");
+        assert!(err.contains("device 1 (console), command 0"), "{err}");
     }
 
     #[test]
     fn stores_overlapping_tohost_are_watched() {
         let machine = BareMachine {
             ram: GuestRam::new(RAM_BASE, 0x4000).unwrap(),
-            tohost: RAM_BASE + 0x1000,
+            tohost: Some(RAM_BASE + 0x1000),
+            fromhost: None,
+            semihosting: semihosting::Semihosting::new(
+                String::new(),
+                semihosting::HeapInfo {
+                    heap_base: RAM_BASE,
+                    heap_limit: RAM_BASE,
+                },
+            ),
+            semihosting_exit: None,
             tohost_written: false,
             request: None,
             allow_misaligned: false,

@@ -111,6 +111,22 @@ impl GuestRam {
         })
     }
 
+    /// A write by the platform on the hart's behalf (a semihosting call's results) at virtual
+    /// address `va`, translated like [`GuestRam::debug_write`]. Code in the pages it changes
+    /// is dropped as after the hart's own stores. Returns how many bytes were written.
+    pub fn write_for_hart(&mut self, hart: &mut Hart, va: u32, data: &[u8]) -> usize {
+        let mut pages = Vec::new();
+        let done = self.debug_copy(hart, va, data.len(), |host, at, n| {
+            // SAFETY: as in `debug_write`.
+            unsafe { std::ptr::copy_nonoverlapping(data[at..].as_ptr(), host, n) };
+            pages.push(host as usize);
+        });
+        for host in pages {
+            hart.code_pages.note_store(host);
+        }
+        done
+    }
+
     /// Walk `[va, va + len)` page by page through the debugger's translation, calling `copy`
     /// with the host address, the offset into the range and the length of each piece.
     fn debug_copy(
