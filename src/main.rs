@@ -68,8 +68,10 @@ struct BootArgs {
     /// Guest RAM, e.g. 256M or 1G.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     memory: u32,
-    /// Firmware: `builtin` (rv32vm's SBI) or an M-mode firmware file such as OpenSBI fw_dynamic.bin.
-    #[arg(long, value_name = "builtin|FILE", default_value = "builtin")]
+    /// Firmware: `builtin` (rv32vm's SBI), an M-mode firmware file such as OpenSBI
+    /// fw_dynamic.bin, or `none` (as QEMU's `-bios none`: the kernel itself runs in M-mode, a
+    /// bare-metal program for the machine).
+    #[arg(long, value_name = "builtin|none|FILE", default_value = "builtin")]
     bios: String,
     /// Use this device tree instead of the generated one.
     #[arg(long, value_name = "FILE")]
@@ -321,8 +323,9 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     let initrd = args.initrd;
     let bios = match args.bios.as_str() {
-        "builtin" => None,
-        file => Some(PathBuf::from(file)),
+        "builtin" => rv32vm::machine::boot::Bios::Builtin,
+        "none" => rv32vm::machine::boot::Bios::None,
+        file => rv32vm::machine::boot::Bios::File(PathBuf::from(file)),
     };
     let session = args.session;
     let opts = rv32vm::machine::boot::BootOptions {

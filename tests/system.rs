@@ -161,6 +161,56 @@ fn elf_firmware_runs_from_its_entry_point() {
     }
 }
 
+/// `--bios none` runs the kernel itself in M-mode, as QEMU's `-bios none -kernel PROG` does:
+/// a bare-metal program for the virt machine prints through the UART and ends through the
+/// syscon with the same output and status as under QEMU, in every tier.
+#[test]
+fn bios_none_runs_a_bare_metal_program_as_qemu_does() {
+    common::require_tool("qemu-system-riscv32", "--version", "qemu-system-misc");
+    for code in [0, 3] {
+        let program = build_guest_linked(
+            "virt_uart_exit.c",
+            &format!("virt_uart_exit{code}"),
+            &["-O2", "-ffreestanding", &format!("-DEXIT_CODE={code}")],
+            "../isa/link.ld",
+        );
+        let qemu = common::run_with_timeout(
+            Command::new("qemu-system-riscv32")
+                .args(["-M", "virt", "-bios", "none", "-nographic", "-kernel"])
+                .arg(&program)
+                .stdin(std::process::Stdio::null()),
+            Duration::from_secs(30),
+        )
+        .expect("run qemu-system-riscv32");
+        let status = |o: &common::RunOutcome| o.status.and_then(|s| s.code());
+        assert_eq!(status(&qemu), Some(code), "QEMU: {}", qemu.stderr);
+        assert!(
+            qemu.stdout.starts_with("hello from M-mode"),
+            "{}",
+            qemu.stdout
+        );
+        assert!(
+            qemu.stdout.ends_with("device tree in a1\n"),
+            "{}",
+            qemu.stdout
+        );
+        for tier in common::TIERS {
+            let args = [
+                "--timeout",
+                "30",
+                "--tier",
+                tier,
+                "--bios",
+                "none",
+                "--kernel",
+            ];
+            let out = boot_within(&[&args[..], &[path_str(&program)]].concat(), PROMPT_LIMIT);
+            assert_eq!(out.stdout, qemu.stdout, "tier {tier}: {}", out.stderr);
+            assert_eq!(status(&out), Some(code), "tier {tier}: {}", out.stderr);
+        }
+    }
+}
+
 #[test]
 fn generated_dtb_can_be_dumped_and_fed_back() {
     let kernel = hello_kernel();

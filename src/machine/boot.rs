@@ -38,6 +38,19 @@ pub const MAX_COMMAND_LINE: usize = 1023;
 /// information beyond what is loaded, so it may be larger than RAM.
 pub const MAX_ELF_KERNEL_FILE: u64 = 1 << 30;
 
+/// The M-mode software the hart starts in (`--bios`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bios {
+    /// rv32vm's built-in SBI, which starts the kernel in S-mode.
+    Builtin,
+    /// An M-mode firmware file (OpenSBI's `fw_*.bin` or `.elf`): an ELF goes to its physical
+    /// addresses, anything else to the RAM base; the kernel follows it.
+    File(PathBuf),
+    /// No firmware, as QEMU's `-bios none`: the kernel itself runs in M-mode from its entry,
+    /// loaded as a firmware file would be (a bare-metal program for the virt machine).
+    None,
+}
+
 /// What to boot and how.
 #[derive(Clone, Debug)]
 pub struct BootOptions {
@@ -47,8 +60,7 @@ pub struct BootOptions {
     /// `--dtb` tree keeps its own `bootargs`.
     pub append: Option<String>,
     pub memory: u32,
-    /// `None` = built-in SBI; `Some(file)` = M-mode firmware loaded at RAM base.
-    pub bios: Option<PathBuf>,
+    pub bios: Bios,
     pub dtb: Option<PathBuf>,
     pub dump_dtb: Option<PathBuf>,
     pub timeout: Option<Duration>,
@@ -396,13 +408,23 @@ fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
     let ram_base = map::RAM_BASE as u64;
     let ram_size = opts.memory as u64;
     let kernel_bytes = read_kernel(&opts.kernel, ram_size)?;
-    let kernel = Kernel::parse(&kernel_bytes)?;
-    drop(kernel_bytes);
-    let bios = match opts.bios.as_deref() {
-        Some(path) => Some(Firmware::parse(hostfile::read_bounded(
-            "firmware", path, ram_size,
-        )?)?),
-        None => None,
+    let (kernel, bios) = match &opts.bios {
+        Bios::Builtin => (Kernel::parse(&kernel_bytes)?, None),
+        Bios::File(path) => {
+            let firmware = hostfile::read_bounded("firmware", path, ram_size)?;
+            (
+                Kernel::parse(&kernel_bytes)?,
+                Some(Firmware::parse(firmware)?),
+            )
+        }
+        // The kernel is the firmware; an empty Image takes the kernel's place after it.
+        Bios::None => {
+            let nothing = Kernel::Image {
+                bytes: Vec::new(),
+                size: 0,
+            };
+            (nothing, Some(Firmware::parse(kernel_bytes)?))
+        }
     };
     let bios_extent = bios.as_ref().map(Firmware::extent);
     let initrd = match &opts.initrd {
@@ -492,7 +514,9 @@ struct OwnFile<'a> {
 fn own_files(opts: &BootOptions) -> Vec<OwnFile<'_>> {
     let mut files = vec![("kernel", opts.kernel.as_path())];
     files.extend(opts.initrd.as_deref().map(|p| ("initrd", p)));
-    files.extend(opts.bios.as_deref().map(|p| ("firmware", p)));
+    if let Bios::File(path) = &opts.bios {
+        files.push(("firmware", path.as_path()));
+    }
     files.extend(opts.dtb.as_deref().map(|p| ("device tree", p)));
     files.extend(opts.disks.iter().map(|(p, _)| ("disk", p.as_path())));
     files
@@ -712,10 +736,9 @@ fn power_on(
     host_devices: HostDevices,
     deterministic: Option<Deterministic>,
 ) -> Result<(System, Hart), BootError> {
-    let firmware = if opts.bios.is_some() {
-        FirmwareMode::External
-    } else {
-        FirmwareMode::Builtin
+    let firmware = match opts.bios {
+        Bios::Builtin => FirmwareMode::Builtin,
+        Bios::File(_) | Bios::None => FirmwareMode::External,
     };
     let mut system = System::new(
         opts.memory,

@@ -1,0 +1,59 @@
+/* A bare-metal program for the virt machine, as run by
+ * `qemu-system-riscv32 -M virt -bios none -kernel PROG` and by
+ * `rv32vm boot --bios none --kernel PROG`: it starts in M-mode at its entry
+ * with a0 = hart id and a1 = the device tree, prints through the 16550 UART,
+ * checks the device tree's magic, and ends through the sifive,test0 syscon
+ * with EXIT_CODE (0: pass, else a failure with that code). Freestanding. */
+#include <stdint.h>
+
+#ifndef EXIT_CODE
+#define EXIT_CODE 0
+#endif
+
+#define UART 0x10000000UL
+#define SYSCON 0x00100000UL
+
+static char stack[8192] __attribute__((used, aligned(16)));
+
+__asm__(".section .text.init, \"ax\", @progbits\n"
+        ".globl _start\n"
+        "_start:\n"
+        "  lla sp, stack + 8192\n"
+        "  call main_c\n"
+        "1: j 1b\n"
+        ".text\n");
+
+static void put(char c)
+{
+    volatile uint8_t *uart = (volatile uint8_t *)UART;
+    while (!(uart[5] & 0x20)) /* LSR: THR empty */
+        ;
+    uart[0] = c;
+}
+
+static void puts_(const char *s)
+{
+    while (*s)
+        put(*s++);
+}
+
+static void end(uint32_t code)
+{
+    volatile uint32_t *syscon = (volatile uint32_t *)SYSCON;
+    *syscon = code ? (code << 16) | 0x3333 : 0x5555;
+    for (;;)
+        ;
+}
+
+void main_c(uint32_t hartid, const uint8_t *fdt)
+{
+    puts_("hello from M-mode on the virt machine\n");
+    uint32_t misa;
+    __asm__ volatile("csrr %0, misa" : "=r"(misa));
+    puts_((misa >> 30) == 1 ? "misa: RV32\n" : "misa: not RV32\n");
+    puts_(hartid == 0 ? "hart 0\n" : "another hart\n");
+    /* The device tree's magic, big-endian 0xd00dfeed. */
+    int fdt_ok = fdt && fdt[0] == 0xd0 && fdt[1] == 0x0d && fdt[2] == 0xfe && fdt[3] == 0xed;
+    puts_(fdt_ok ? "device tree in a1\n" : "no device tree in a1\n");
+    end(EXIT_CODE);
+}
