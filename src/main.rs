@@ -61,6 +61,12 @@ struct BootArgs {
     /// repeat it for more ports. Without --net the guest has no network card.
     #[arg(long, value_name = "user[,hostfwd=tcp:[HOSTADDR]:HOSTPORT-:GUESTPORT]...", value_parser = parse_net)]
     net: Option<NetOptions>,
+    /// Serve the guest's semihosting calls (as QEMU's `-semihosting`): console and host file
+    /// I/O, the time, the command line (the kernel's path and --append) and exit with a
+    /// status, for bare-metal programs such as picolibc's `--oslib=semihost` ones (with
+    /// `--bios none`).
+    #[arg(long)]
+    semihosting: bool,
     /// Kernel command line (default: `console=ttyS0`, plus `root=/dev/vda rw` when booting
     /// from a disk without an initrd).
     #[arg(long, value_name = "ARGS")]
@@ -119,7 +125,7 @@ struct SessionArgs {
     /// instructions (WFI jumps to the next timer), the RTC starts at 2026-01-01T00:00:00Z,
     /// the entropy device is seeded (--seed), and console input comes only from --send.
     /// Two runs with the same inputs print the same console output byte for byte.
-    /// --share, --net and --gdb are refused. A snapshot saved from a deterministic run
+    /// --share, --net, --semihosting and --gdb are refused. A snapshot saved from a deterministic run
     /// always goes on deterministically.
     #[arg(long)]
     deterministic: bool,
@@ -334,6 +340,7 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         append: args.append,
         memory: args.memory,
         bios,
+        semihosting: args.semihosting,
         dtb: args.dtb,
         dump_dtb: args.dump_dtb,
         timeout: session.timeout(),

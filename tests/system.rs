@@ -211,6 +211,75 @@ fn bios_none_runs_a_bare_metal_program_as_qemu_does() {
     }
 }
 
+/// `--semihosting` with `--bios none`, as QEMU's `-semihosting -bios none`: the program of
+/// tests/bare/semihosting.c (console, `:tt` streams, a host file, the command line from the
+/// kernel's path and `--append`, exit with a status) prints and ends as under QEMU, in every
+/// tier. A deterministic run or a snapshot cannot have it.
+#[test]
+fn semihosting_on_the_machine_behaves_as_under_qemu() {
+    common::require_tool("qemu-system-riscv32", "--version", "qemu-system-misc");
+    let program = build_guest_linked(
+        "../bare/semihosting.c",
+        "semihosting",
+        &["-O2", "-ffreestanding", "-fno-builtin", "-nostartfiles"],
+        "../isa/link.ld",
+    );
+    let dir = test_dir("semihosting");
+    let status = |o: &common::RunOutcome| o.status.and_then(|s| s.code());
+    let qemu_file = dir.join("qemu.txt");
+    let qemu = common::run_with_timeout(
+        Command::new("qemu-system-riscv32")
+            .args(["-M", "virt", "-bios", "none", "-nographic", "-semihosting"])
+            .args(["-serial", "none", "-monitor", "none", "-kernel"])
+            .arg(&program)
+            .arg("-append")
+            .arg(format!("{} 7", qemu_file.display()))
+            .stdin(std::process::Stdio::null()),
+        Duration::from_secs(30),
+    )
+    .expect("run qemu-system-riscv32");
+    assert_eq!(status(&qemu), Some(7), "QEMU: {}", qemu.stderr);
+    assert!(qemu.stdout.ends_with("done\n"), "QEMU: {}", qemu.stdout);
+    for tier in common::TIERS {
+        let file = dir.join(format!("{tier}.txt"));
+        let append = format!("{} 7", file.display());
+        let args = [
+            "--tier",
+            tier,
+            "--bios",
+            "none",
+            "--semihosting",
+            "--append",
+            &append,
+        ];
+        let out = boot_within(
+            &[
+                &args[..],
+                &["--timeout", "30", "--kernel", path_str(&program)],
+            ]
+            .concat(),
+            PROMPT_LIMIT,
+        );
+        assert_eq!(status(&out), Some(7), "tier {tier}: {}", out.stderr);
+        assert_eq!(out.stdout, qemu.stdout, "tier {tier}");
+        assert_eq!(out.stderr, qemu.stderr, "tier {tier}");
+        assert!(!file.exists(), "tier {tier}: the program removes its file");
+    }
+    let base = [
+        "--bios",
+        "none",
+        "--semihosting",
+        "--kernel",
+        path_str(&program),
+    ];
+    let out = boot_within(&[&base[..], &["--deterministic"]].concat(), PROMPT_LIMIT);
+    assert_one_error(&out, "--semihosting", "a deterministic run");
+    let snapshot = dir.join("saved.snap");
+    let save = ["--save", path_str(&snapshot), "--expect", "done"];
+    let out = boot_within(&[&base[..], &save[..]].concat(), PROMPT_LIMIT);
+    assert_one_error(&out, "--semihosting", "a snapshot");
+}
+
 #[test]
 fn generated_dtb_can_be_dumped_and_fed_back() {
     let kernel = hello_kernel();

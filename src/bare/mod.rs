@@ -4,7 +4,7 @@
 //! - HTIF, through its `tohost` word (and `fromhost` for replies), as under Spike: exit
 //!   (riscv-tests convention: 1 = pass, `(n << 1) | 1` = failure of test n), the syscall proxy's
 //!   `write`, `read` and `exit` (what riscv-tests' benchmarks print with), and console output.
-//! - Semihosting ([`semihosting`]), as under `qemu-system-riscv32 -semihosting`.
+//! - Semihosting ([`crate::machine::semihosting`]), as under `qemu-system-riscv32 -semihosting`.
 //!
 //! `--signature` dumps the words between `begin_signature` and `end_signature` as
 //! riscv-arch-test/RISCOF expect.
@@ -15,19 +15,18 @@
 //! platforms differ only in their devices: here there are none, and the HTIF mailbox page is
 //! watched at its physical address, whatever virtual address a store uses.
 
-pub mod semihosting;
-
 use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::cpu::mmu::access_fault;
 use crate::cpu::tlb::PAGE_SIZE;
-use crate::cpu::{Access, Exception, Hart, Priv, Trap};
+use crate::cpu::{Access, Exception, Hart, Trap};
 use crate::elf::{ElfError, ElfFile};
 use crate::exec::{Engine, EngineConfig, Platform, Resume, Stop, Target};
 use crate::hostfile::InputError;
 use crate::machine::ram::GuestRam;
+use crate::machine::semihosting;
 
 /// Guest physical base address of RAM (as on QEMU virt and in riscv-tests).
 pub const RAM_BASE: u32 = 0x8000_0000;
@@ -299,42 +298,6 @@ impl BareMachine {
         self.write_u64(hart, block, result as u64);
         None
     }
-
-    /// Whether the breakpoint trap at `hart.pc` is a semihosting call: the uncompressed
-    /// `ebreak` between its two marker instructions, outside U-mode (as QEMU allows it).
-    fn is_semihosting_call(&mut self, hart: &Hart) -> bool {
-        if hart.prv == Priv::User {
-            return false;
-        }
-        let mut words = [0u8; 12];
-        let start = hart.pc.wrapping_sub(4);
-        self.ram.debug_read(hart, start, &mut words) == words.len()
-            && words
-                .chunks(4)
-                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-                .eq([
-                    semihosting::ENTRY_MARKER,
-                    semihosting::EBREAK,
-                    semihosting::EXIT_MARKER,
-                ])
-    }
-}
-
-/// A semihosting call's view of guest memory: virtual addresses through the hart's
-/// translation, writes dropping code they change.
-struct HartMemory<'a> {
-    ram: &'a mut GuestRam,
-    hart: &'a mut Hart,
-}
-
-impl semihosting::GuestMemory for HartMemory<'_> {
-    fn read(&mut self, va: u32, buf: &mut [u8]) -> bool {
-        self.ram.debug_read(self.hart, va, buf) == buf.len()
-    }
-
-    fn write(&mut self, va: u32, data: &[u8]) -> bool {
-        self.ram.write_for_hart(self.hart, va, data) == data.len()
-    }
 }
 
 impl Platform for BareMachine {
@@ -381,18 +344,9 @@ impl Platform for BareMachine {
     }
 
     fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop> {
-        if trap.cause == Exception::Breakpoint as u32 && self.is_semihosting_call(hart) {
-            let (operation, arg) = (hart.x[10], hart.x[11]);
-            let mut mem = HartMemory {
-                ram: &mut self.ram,
-                hart,
-            };
-            return match self.semihosting.call(&mut mem, operation, arg) {
-                semihosting::Outcome::Return(value) => {
-                    hart.x[10] = value;
-                    hart.pc = hart.pc.wrapping_add(4);
-                    Ok(Resume::Continue)
-                }
+        if semihosting::is_call(&mut self.ram, hart, trap) {
+            return match semihosting::serve(&mut self.semihosting, &mut self.ram, hart) {
+                semihosting::Outcome::Return(_) => Ok(Resume::Continue),
                 semihosting::Outcome::Exit(status) => {
                     self.semihosting_exit = Some(status);
                     Err(Stop::Exit(status))

@@ -19,6 +19,7 @@ use super::fdt::{self, ChosenPatch, FdtConfig};
 use super::loader::{self, Firmware, Kernel, LoadError};
 use super::map;
 use super::power::PowerOn;
+use super::semihosting::{HeapInfo, Semihosting};
 use super::session::Connections;
 use super::system::{FirmwareMode, HostDevices, System, SystemError};
 use crate::cpu::csr::{IRQ_SEI, IRQ_SSI, IRQ_STI};
@@ -61,6 +62,8 @@ pub struct BootOptions {
     pub append: Option<String>,
     pub memory: u32,
     pub bios: Bios,
+    /// `--semihosting`: serve the guest's semihosting calls, as QEMU's `-semihosting`.
+    pub semihosting: bool,
     pub dtb: Option<PathBuf>,
     pub dump_dtb: Option<PathBuf>,
     pub timeout: Option<Duration>,
@@ -187,7 +190,12 @@ pub enum BootError {
 
 /// Refuse what a deterministic run cannot repeat: devices served by host threads at host
 /// speed, and a debugger (which pauses and single-steps the machine from another process).
-pub(crate) fn check_deterministic(shares: bool, net: bool, gdb: bool) -> Result<(), BootError> {
+pub(crate) fn check_deterministic(
+    shares: bool,
+    net: bool,
+    semihosting: bool,
+    gdb: bool,
+) -> Result<(), BootError> {
     let refused = |option, why| Err(BootError::NotDeterministic { option, why });
     if shares {
         return refused(
@@ -201,6 +209,12 @@ pub(crate) fn check_deterministic(shares: bool, net: bool, gdb: bool) -> Result<
             "the network is served by a host thread and sees the outside world",
         );
     }
+    if semihosting {
+        return refused(
+            "--semihosting",
+            "the program reads host files, the host's clock and the host's console",
+        );
+    }
     if gdb {
         return refused(
             "--gdb",
@@ -208,6 +222,32 @@ pub(crate) fn check_deterministic(shares: bool, net: bool, gdb: bool) -> Result<
         );
     }
     Ok(())
+}
+
+/// `--semihosting`'s host side: the command line is the kernel's path and `--append`, as
+/// QEMU's; the heap runs from the end of what was loaded to the end of RAM.
+fn semihosting_for(opts: &BootOptions, layout: &loader::Layout) -> Semihosting {
+    let mut cmdline = opts.kernel.to_string_lossy().into_owned();
+    if let Some(append) = &opts.append {
+        cmdline.push(' ');
+        cmdline.push_str(append);
+    }
+    let image_end = [
+        Some(layout.kernel_end),
+        layout.firmware.map(|f| f.end),
+        layout.initrd.map(|(_, end)| end),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(map::RAM_BASE as u64);
+    let ram_end = map::RAM_BASE as u64 + opts.memory as u64;
+    let heap = HeapInfo {
+        heap_base: image_end as u32,
+        // 0 stands for the 4 GiB boundary: RAM may end there.
+        heap_limit: ram_end as u32,
+    };
+    Semihosting::new(cmdline, heap)
 }
 
 /// Read the kernel: an Image must fit in RAM; an ELF file may be larger (symbols, debug
@@ -263,6 +303,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
         check_deterministic(
             !opts.shares.is_empty(),
             opts.net.is_some(),
+            opts.semihosting,
             opts.gdb.is_some(),
         )?;
     }
@@ -271,7 +312,7 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             return Err(BootError::DuplicateShareTag(share.tag.clone()));
         }
     }
-    if opts.save.is_some() && (!opts.shares.is_empty() || opts.net.is_some()) {
+    if opts.save.is_some() && (!opts.shares.is_empty() || opts.net.is_some() || opts.semihosting) {
         return Err(BootError::Snapshot(
             super::snapshot::SnapshotError::HostDevices,
         ));
@@ -295,6 +336,9 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             .map(|(dir, options)| Virtio9p::new(dir, options.clone()))
             .collect::<Result<Vec<_>, _>>()?,
         net: opts.net.clone().map(VirtioNet::new).transpose()?,
+        semihosting: opts
+            .semihosting
+            .then(|| semihosting_for(opts, &images.layout)),
     };
     let mut gdb = opts
         .gdb

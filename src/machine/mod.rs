@@ -10,6 +10,7 @@ pub mod loader;
 pub mod power;
 pub mod ram;
 pub mod restore;
+pub mod semihosting;
 pub mod session;
 pub mod snapshot;
 pub mod system;

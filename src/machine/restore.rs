@@ -236,7 +236,7 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
     let deterministic = (snapshot.deterministic.is_some() || opts.deterministic)
         .then(|| Deterministic::new(opts.seed.unwrap_or(super::determinism::DEFAULT_SEED)));
     if deterministic.is_some() {
-        super::boot::check_deterministic(false, false, opts.gdb.is_some())?;
+        super::boot::check_deterministic(false, false, false, opts.gdb.is_some())?;
         if snapshot.deterministic.is_some() && opts.seed.is_some() {
             return Err(RestoreError::SeedForDeterministicSnapshot {
                 path: opts.snapshot.clone(),

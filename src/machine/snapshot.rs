@@ -63,9 +63,9 @@ const TAG_END: [u8; 4] = *b"END\0";
 /// Why a snapshot could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    /// `--share` or `--net` devices are attached: their state is partly on the host (open
-    /// files, sockets, a NAT) and a snapshot cannot hold it.
-    #[error("cannot save a machine with --share or --net devices: their state lives on the host (open files, connections); save without them")]
+    /// `--share` or `--net` devices or `--semihosting` are attached: their state is partly on
+    /// the host (open files, sockets, a NAT) and a snapshot cannot hold it.
+    #[error("cannot save a machine with --share, --net or --semihosting: their state lives on the host (open files, connections); save without them")]
     HostDevices,
     /// The file could not be created or written.
     #[error("cannot write snapshot {}: {source}", path.display())]

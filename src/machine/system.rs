@@ -19,6 +19,7 @@ use super::determinism::{Deterministic, VirtualTime};
 use super::map;
 use super::power::PowerOn;
 use super::ram::GuestRam;
+use super::semihosting::{self, Semihosting};
 use super::terminal::{self, HostRequests};
 use crate::cpu::csr::{IRQ_MEI, IRQ_MSI, IRQ_MTI, IRQ_SEI, IRQ_STI};
 use crate::cpu::mmu::access_fault;
@@ -85,6 +86,8 @@ pub struct System {
     net: Option<DeviceId<VirtioMmio<VirtioNet>>>,
     /// The entropy device, in the slot after the disks.
     rng: Option<DeviceId<VirtioMmio<VirtioRng>>>,
+    /// `--semihosting`: the guest's semihosting calls are served, not delivered as breakpoints.
+    semihosting: Option<Semihosting>,
     /// A snapshot the host asked for, waiting for the next block boundary.
     save_requested: Option<SaveRequest>,
     /// What this machine was powered on with (saved in snapshots, for reboots after a
@@ -161,6 +164,8 @@ pub struct HostDevices {
     pub shares: Vec<Virtio9p>,
     /// The virtio-net card, with `--net`.
     pub net: Option<VirtioNet>,
+    /// The host side of semihosting, with `--semihosting` (its open host files).
+    pub semihosting: Option<Semihosting>,
 }
 
 impl HostDevices {
@@ -297,6 +302,7 @@ impl System {
             shares: share_ids,
             net: net_id,
             rng,
+            semihosting: host.semihosting,
             save_requested: None,
             power_on: None,
             console_input,
@@ -365,13 +371,17 @@ impl System {
                 net.reset();
                 net
             });
-        HostDevices { shares, net }
+        HostDevices {
+            shares,
+            net,
+            semihosting: self.semihosting.take(),
+        }
     }
 
-    /// Whether host devices (`--share`, `--net`) are attached: their state lives partly on
-    /// the host (open files, sockets) and is not saved in snapshots.
+    /// Whether host devices (`--share`, `--net`, `--semihosting`) are attached: their state
+    /// lives partly on the host (open files, sockets) and is not saved in snapshots.
     pub fn has_host_devices(&self) -> bool {
-        !self.shares.is_empty() || self.net.is_some()
+        !self.shares.is_empty() || self.net.is_some() || self.semihosting.is_some()
     }
 
     /// The firmware serving the kernel.
@@ -960,6 +970,18 @@ impl Platform for System {
     }
 
     fn handle_trap(&mut self, hart: &mut Hart, trap: Trap) -> Result<Resume, Stop> {
+        if let Some(semi) = self.semihosting.as_mut() {
+            if semihosting::is_call(&mut self.ram, hart, trap) {
+                return match semihosting::serve(semi, &mut self.ram, hart) {
+                    semihosting::Outcome::Return(_) => {
+                        self.trap_emulated();
+                        Ok(Resume::Continue)
+                    }
+                    // As the host process's exit status, like QEMU's.
+                    semihosting::Outcome::Exit(status) => Err(Stop::Exit(status & 0xff)),
+                };
+            }
+        }
         if self.firmware == FirmwareMode::Builtin {
             let to_m = hart.csr.medeleg >> (trap.cause & 31) & 1 == 0
                 || hart.prv == crate::cpu::Priv::Machine;

@@ -12,12 +12,18 @@
 //! Files are the host's, named relative to the current directory, as under QEMU: semihosting
 //! is a debugging interface that trusts the program. `SYS_SYSTEM` (run a host command) is the
 //! one operation refused.
+//!
+//! `rv32vm run --bare` always serves these calls; `rv32vm boot --semihosting` serves them on
+//! the machine, as QEMU's `-semihosting`.
 
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Read, Seek, SeekFrom, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use super::ram::GuestRam;
+use crate::cpu::{Exception, Hart, Priv, Trap};
 
 /// `slli x0, x0, 0x1f`, the word before the `ebreak` of a semihosting call.
 pub const ENTRY_MARKER: u32 = 0x01f0_1013;
@@ -81,6 +87,50 @@ const CHUNK: usize = 1 << 20;
 const CONSOLE_OUT: Stream = Stream::Stderr;
 /// `SYS_ISERROR`'s and the error results' "-1".
 const FAILED: u32 = u32::MAX;
+
+/// Whether `trap` is a semihosting call: a breakpoint on the uncompressed `ebreak` between
+/// the two marker instructions, outside U-mode (as QEMU takes them).
+pub fn is_call(ram: &mut GuestRam, hart: &Hart, trap: Trap) -> bool {
+    if trap.cause != Exception::Breakpoint as u32 || hart.prv == Priv::User {
+        return false;
+    }
+    let mut words = [0u8; 12];
+    let start = hart.pc.wrapping_sub(4);
+    ram.debug_read(hart, start, &mut words) == words.len()
+        && words
+            .chunks(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .eq([ENTRY_MARKER, EBREAK, EXIT_MARKER])
+}
+
+/// Serve the semihosting call at `hart.pc` (see [`is_call`]): `a0` gets the result and the
+/// hart goes on after the `ebreak`, or the outcome is the program's exit.
+pub fn serve(semihosting: &mut Semihosting, ram: &mut GuestRam, hart: &mut Hart) -> Outcome {
+    let (operation, arg) = (hart.x[10], hart.x[11]);
+    let outcome = semihosting.call(&mut HartMemory { ram, hart }, operation, arg);
+    if let Outcome::Return(value) = outcome {
+        hart.x[10] = value;
+        hart.pc = hart.pc.wrapping_add(4);
+    }
+    outcome
+}
+
+/// A call's view of guest memory: virtual addresses through the hart's translation, writes
+/// dropping code they change.
+struct HartMemory<'a> {
+    ram: &'a mut GuestRam,
+    hart: &'a mut Hart,
+}
+
+impl GuestMemory for HartMemory<'_> {
+    fn read(&mut self, va: u32, buf: &mut [u8]) -> bool {
+        self.ram.debug_read(self.hart, va, buf) == buf.len()
+    }
+
+    fn write(&mut self, va: u32, data: &[u8]) -> bool {
+        self.ram.write_for_hart(self.hart, va, data) == data.len()
+    }
+}
 
 /// The guest memory a call reads and writes (virtual addresses, as the program sees them).
 pub trait GuestMemory {
@@ -168,6 +218,15 @@ pub struct Semihosting {
     cmdline: String,
     heap: HeapInfo,
     console: Box<dyn Console>,
+}
+
+impl std::fmt::Debug for Semihosting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Semihosting")
+            .field("cmdline", &self.cmdline)
+            .field("open_handles", &self.handles.iter().flatten().count())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Semihosting {
