@@ -258,6 +258,7 @@ fn host_dependent_options_are_refused() {
     let share = share.to_str().expect("UTF-8 path");
     refused(&["--share", share], "--share");
     refused(&["--net", "user"], "--net");
+    refused(&["--semihosting"], "--semihosting");
     refused(&["--gdb", "127.0.0.1:0"], "--gdb");
     // --seed means nothing without --deterministic.
     let outcome = common::run_with_timeout(rv32vm().args(["--seed", "1"]), Duration::from_secs(60))

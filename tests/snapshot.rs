@@ -361,7 +361,11 @@ fn saving_with_host_devices_is_refused_up_front() {
     let dir = scratch_dir();
     let file = dir.join("with-host-devices.snap");
     let _ = std::fs::remove_file(&file);
-    for devices in [&["--share", "."][..], &["--net", "user"][..]] {
+    for devices in [
+        &["--share", "."][..],
+        &["--net", "user"][..],
+        &["--semihosting"][..],
+    ] {
         let out = run(rv32vm()
             .args(["boot", "--timeout", "60"])
             .args(devices)
@@ -370,7 +374,7 @@ fn saving_with_host_devices_is_refused_up_front() {
         assert_eq!(code(&out), Some(1), "{devices:?}: {}", out.stderr);
         assert!(
             out.stderr
-                .contains("cannot save a machine with --share or --net"),
+                .contains("cannot save a machine with --share, --net or --semihosting"),
             "{devices:?}: {}",
             out.stderr
         );

@@ -52,10 +52,10 @@ pub enum BareError {
     #[error("{path}: {source}")]
     Elf { path: PathBuf, source: ElfError },
     /// A loadable segment lies outside RAM.
-    #[error("{path}: segment at {vaddr:#010x}..{end:#010x} lies outside RAM ({base:#010x}..{limit:#010x})")]
+    #[error("{path}: segment at {paddr:#010x}..{end:#010x} lies outside RAM ({base:#010x}..{limit:#010x})")]
     OutsideRam {
         path: PathBuf,
-        vaddr: u32,
+        paddr: u32,
         end: u64,
         base: u32,
         limit: u64,
@@ -238,13 +238,25 @@ impl BareMachine {
         })
     }
 
-    /// Write the 64-bit `value` at physical `pa` on the host's behalf; code there is dropped.
-    fn write_u64(&mut self, hart: &mut Hart, pa: u64, value: u64) {
-        if self.ram.write(pa, &value.to_le_bytes()) {
-            if let Some(host) = self.ram.host(pa, 8) {
+    /// Write `data` at physical `pa` on the host's behalf; code in the pages it changes is
+    /// dropped. False if it is not all RAM.
+    fn write_phys(&mut self, hart: &mut Hart, pa: u64, data: &[u8]) -> bool {
+        if !self.ram.write(pa, data) {
+            return false;
+        }
+        let end = pa + data.len() as u64;
+        let mut page = pa;
+        while page < end {
+            if let Some(host) = self.ram.host(page, 1) {
                 hart.code_pages.note_store(host as usize);
             }
+            page = (page / PAGE_SIZE as u64 + 1) * PAGE_SIZE as u64;
         }
+        true
+    }
+
+    fn write_u64(&mut self, hart: &mut Hart, pa: u64, value: u64) {
+        self.write_phys(hart, pa, &value.to_le_bytes());
     }
 
     /// Finish an HTIF request that the host answers: `fromhost` gets `reply` (device and
@@ -281,13 +293,7 @@ impl BareMachine {
             proxy::READ if fd == 0 => {
                 let mut data = vec![0u8; len.min(1 << 20) as usize];
                 match std::io::stdin().lock().read(&mut data) {
-                    Ok(n) if self.ram.host(buf, n as u64).is_some() => {
-                        self.ram.write(buf, &data[..n]);
-                        if let Some(host) = self.ram.host(buf, 1) {
-                            hart.code_pages.note_store(host as usize);
-                        }
-                        n as i64
-                    }
+                    Ok(n) if self.write_phys(hart, buf, &data[..n]) => n as i64,
                     Ok(_) => -(libc::EFAULT as i64),
                     Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
                 }
@@ -470,7 +476,7 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
         if !fits || !ram.write(seg.paddr as u64, &seg.data) {
             return Err(BareError::OutsideRam {
                 path: path.clone(),
-                vaddr: seg.paddr,
+                paddr: seg.paddr,
                 end: seg.paddr as u64 + seg.memsz as u64,
                 base: RAM_BASE,
                 limit: RAM_BASE as u64 + DEFAULT_RAM_SIZE as u64,

@@ -244,8 +244,8 @@ fn semihosting_for(opts: &BootOptions, layout: &loader::Layout) -> Semihosting {
     let ram_end = map::RAM_BASE as u64 + opts.memory as u64;
     let heap = HeapInfo {
         heap_base: image_end as u32,
-        // 0 stands for the 4 GiB boundary: RAM may end there.
-        heap_limit: ram_end as u32,
+        // RAM may end at the 4 GiB boundary, one past the last address.
+        heap_limit: ram_end.min(u32::MAX as u64) as u32,
     };
     Semihosting::new(cmdline, heap)
 }

@@ -601,33 +601,29 @@ mod tests {
 
     impl GuestMemory for Memory {
         fn read(&mut self, va: u32, buf: &mut [u8]) -> bool {
-            let Some(at) = va.checked_sub(BASE).map(|a| a as usize) else {
+            let Some(range) = self.range(va, buf.len()) else {
                 return false;
             };
-            match self.0.get(at..at + buf.len()) {
-                Some(src) => {
-                    buf.copy_from_slice(src);
-                    true
-                }
-                None => false,
-            }
+            buf.copy_from_slice(&self.0[range]);
+            true
         }
 
         fn write(&mut self, va: u32, data: &[u8]) -> bool {
-            let Some(at) = va.checked_sub(BASE).map(|a| a as usize) else {
+            let Some(range) = self.range(va, data.len()) else {
                 return false;
             };
-            match self.0.get_mut(at..at + data.len()) {
-                Some(dst) => {
-                    dst.copy_from_slice(data);
-                    true
-                }
-                None => false,
-            }
+            self.0[range].copy_from_slice(data);
+            true
         }
     }
 
     impl Memory {
+        /// The indices of `len` bytes at `va`, if they are all memory.
+        fn range(&self, va: u32, len: usize) -> Option<std::ops::Range<usize>> {
+            let at = va.checked_sub(BASE)? as usize;
+            (at + len <= self.0.len()).then_some(at..at + len)
+        }
+
         fn put(&mut self, va: u32, data: &[u8]) -> u32 {
             assert!(GuestMemory::write(self, va, data));
             va

@@ -13,15 +13,7 @@
 volatile uint64_t tohost __attribute__((section(".tohost"), aligned(64)));
 volatile uint64_t fromhost __attribute__((section(".tohost"), aligned(64)));
 
-static char stack[16384] __attribute__((used, aligned(16)));
-
-__asm__(".section .text.init, \"ax\", @progbits\n"
-        ".globl _start\n"
-        "_start:\n"
-        "  lla sp, stack + 16384\n"
-        "  call main_c\n"
-        "1: j 1b\n"
-        ".text\n");
+#include "include/c_start.h"
 
 static long syscall(long which, uint64_t arg0, uint64_t arg1, uint64_t arg2)
 {

@@ -16,15 +16,7 @@ enum {
 };
 #define APPLICATION_EXIT 0x20026
 
-static char stack[16384] __attribute__((used, aligned(16)));
-
-__asm__(".section .text.init, \"ax\", @progbits\n"
-        ".globl _start\n"
-        "_start:\n"
-        "  lla sp, stack + 16384\n"
-        "  call main_c\n"
-        "1: j 1b\n"
-        ".text\n");
+#include "include/c_start.h"
 
 /* Aligned to 16 bytes so the three instructions never straddle a page in a
  * way that matters, and never compressed. */

@@ -13,15 +13,7 @@
 #define UART 0x10000000UL
 #define SYSCON 0x00100000UL
 
-static char stack[8192] __attribute__((used, aligned(16)));
-
-__asm__(".section .text.init, \"ax\", @progbits\n"
-        ".globl _start\n"
-        "_start:\n"
-        "  lla sp, stack + 8192\n"
-        "  call main_c\n"
-        "1: j 1b\n"
-        ".text\n");
+#include "../bare/include/c_start.h"
 
 static void put(char c)
 {
