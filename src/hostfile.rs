@@ -126,26 +126,38 @@ pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u
 mod tests {
     use super::*;
 
-    fn temp_dir() -> std::path::PathBuf {
+    /// A scratch directory for one test, removed with its contents when dropped (the tests
+    /// leave a 3 GB sparse file and a FIFO behind otherwise).
+    struct TempDir(std::path::PathBuf);
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_dir() -> TempDir {
         let dir = std::env::temp_dir().join(format!(
             "rv32vm-hostfile-{}-{:?}",
             std::process::id(),
             std::thread::current().id()
         ));
         std::fs::create_dir_all(&dir).unwrap();
-        dir
+        TempDir(dir)
     }
 
     #[test]
     fn regular_file_within_limit_is_read() {
-        let path = temp_dir().join("ok");
+        let dir = temp_dir();
+        let path = dir.0.join("ok");
         std::fs::write(&path, b"hello").unwrap();
         assert_eq!(read_bounded("kernel", &path, 5).unwrap(), b"hello");
     }
 
     #[test]
     fn oversized_file_is_refused_before_reading() {
-        let path = temp_dir().join("big");
+        let dir = temp_dir();
+        let path = dir.0.join("big");
         let f = File::create(&path).unwrap();
         // Sparse: 3 GB that would take a long time to read.
         f.set_len(3 << 30).unwrap();
@@ -155,7 +167,8 @@ mod tests {
 
     #[test]
     fn devices_directories_fifos_and_empty_files_are_refused() {
-        let dir = temp_dir();
+        let scratch = temp_dir();
+        let dir = &scratch.0;
         assert!(matches!(
             read_bounded("kernel", Path::new("/dev/zero"), 1 << 20),
             Err(InputError::NotRegular {
@@ -164,7 +177,7 @@ mod tests {
             })
         ));
         assert!(matches!(
-            read_bounded("kernel", &dir, 1 << 20),
+            read_bounded("kernel", dir, 1 << 20),
             Err(InputError::NotRegular {
                 kind: "a directory",
                 ..
