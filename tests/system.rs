@@ -209,6 +209,14 @@ fn bios_none_runs_a_bare_metal_program_as_qemu_does() {
             assert_eq!(status(&out), Some(code), "tier {tier}: {}", out.stderr);
         }
     }
+    // A truncated program is the kernel file's error, as without --bios none.
+    let dir = test_dir("bios_none");
+    let whole = std::fs::read(scratch_dir().join("virt_uart_exit0.elf")).expect("read");
+    let truncated = dir.join("truncated.elf");
+    std::fs::write(&truncated, &whole[..200]).expect("write");
+    let args = ["--bios", "none", "--kernel", path_str(&truncated)];
+    let out = boot_within(&args, PROMPT_LIMIT);
+    assert_one_error(&out, "kernel ELF: truncated", "a truncated program");
 }
 
 /// `--semihosting` with `--bios none`, as QEMU's `-semihosting -bios none`: the program of

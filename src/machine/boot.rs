@@ -467,7 +467,12 @@ fn load_images(opts: &BootOptions) -> Result<Images, BootError> {
                 bytes: Vec::new(),
                 size: 0,
             };
-            (nothing, Some(Firmware::parse(kernel_bytes)?))
+            // Its parse errors are the kernel file's.
+            let firmware = Firmware::parse(kernel_bytes).map_err(|e| match e {
+                LoadError::FirmwareElf(e) => LoadError::Elf(e),
+                e => e,
+            })?;
+            (nothing, Some(firmware))
         }
     };
     let bios_extent = bios.as_ref().map(Firmware::extent);
