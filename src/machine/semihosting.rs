@@ -694,6 +694,23 @@ mod tests {
         }
     }
 
+    /// The error number SYS_ERRNO reports now.
+    fn errno(semi: &mut Semihosting, mem: &mut Memory) -> i32 {
+        returned(semi.call(mem, op::ERRNO, 0)) as i32
+    }
+
+    /// Call `operation` with `arg`: it must fail (-1) with error number `expected`.
+    fn assert_fails(
+        semi: &mut Semihosting,
+        mem: &mut Memory,
+        operation: u32,
+        arg: u32,
+        expected: i32,
+    ) {
+        assert_eq!(semi.call(mem, operation, arg), Outcome::Return(FAILED));
+        assert_eq!(errno(semi, mem), expected, "operation {operation:#x}");
+    }
+
     /// Open `name` with `mode`; the handle or -1.
     fn open(semi: &mut Semihosting, mem: &mut Memory, name: &str, mode: u32) -> u32 {
         let at = mem.put(BASE + 0x100, name.as_bytes());
@@ -754,7 +771,7 @@ mod tests {
             open(&mut semi, &mut mem, ":semihosting-features", 4),
             FAILED
         );
-        assert_eq!(semi.call(&mut mem, op::ERRNO, 0), Outcome::Return(13));
+        assert_eq!(errno(&mut semi, &mut mem), libc::EACCES);
 
         let block = mem.words(BASE + 0x40, &[ADP_STOPPED_APPLICATION_EXIT, 42]);
         assert_eq!(
@@ -782,14 +799,7 @@ mod tests {
         assert_eq!(&mem.0[0x400..0x40d], b"prog.elf a b\0");
         assert_eq!(mem.word(BASE + 0x44), 12);
         let block = mem.words(BASE + 0x40, &[BASE + 0x400, 12]);
-        assert_eq!(
-            semi.call(&mut mem, op::GET_CMDLINE, block),
-            Outcome::Return(FAILED)
-        );
-        assert_eq!(
-            semi.call(&mut mem, op::ERRNO, 0),
-            Outcome::Return(libc::E2BIG as u32)
-        );
+        assert_fails(&mut semi, &mut mem, op::GET_CMDLINE, block, libc::E2BIG);
 
         let block = mem.words(BASE + 0x40, &[BASE + 0x500]);
         assert_eq!(semi.call(&mut mem, op::HEAPINFO, block), Outcome::Return(0));
@@ -827,14 +837,7 @@ mod tests {
         assert_eq!(&mem.0[0x300..0x304], b"6789");
         let block = mem.words(BASE + 0x40, &[fd]);
         assert_eq!(semi.call(&mut mem, op::CLOSE, block), Outcome::Return(0));
-        assert_eq!(
-            semi.call(&mut mem, op::CLOSE, block),
-            Outcome::Return(FAILED)
-        );
-        assert_eq!(
-            semi.call(&mut mem, op::ERRNO, 0),
-            Outcome::Return(libc::EBADF as u32)
-        );
+        assert_fails(&mut semi, &mut mem, op::CLOSE, block, libc::EBADF);
         assert_eq!(std::fs::read(&path).unwrap(), b"0123456789");
 
         let renamed = dir.join("g.txt");
@@ -846,35 +849,18 @@ mod tests {
         let block = mem.words(BASE + 0x40, &[b, to.len() as u32]);
         assert_eq!(semi.call(&mut mem, op::REMOVE, block), Outcome::Return(0));
         assert!(!renamed.exists());
-        assert_eq!(
-            semi.call(&mut mem, op::REMOVE, block),
-            Outcome::Return(FAILED)
-        );
-        assert_eq!(
-            semi.call(&mut mem, op::ERRNO, 0),
-            Outcome::Return(libc::ENOENT as u32)
-        );
+        assert_fails(&mut semi, &mut mem, op::REMOVE, block, libc::ENOENT);
         // Opening what is not there for reading fails; a bad mode is EINVAL.
         assert_eq!(open(&mut semi, &mut mem, name, 0), FAILED);
         assert_eq!(open(&mut semi, &mut mem, name, 12), FAILED);
-        assert_eq!(
-            semi.call(&mut mem, op::ERRNO, 0),
-            Outcome::Return(libc::EINVAL as u32)
-        );
+        assert_eq!(errno(&mut semi, &mut mem), libc::EINVAL);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn bad_pointers_and_operations_fail_without_harm() {
         let (mut semi, mut mem, out) = setup();
-        assert_eq!(
-            semi.call(&mut mem, op::WRITE0, 0x10),
-            Outcome::Return(FAILED)
-        );
-        assert_eq!(
-            semi.call(&mut mem, op::ERRNO, 0),
-            Outcome::Return(libc::EFAULT as u32)
-        );
+        assert_fails(&mut semi, &mut mem, op::WRITE0, 0x10, libc::EFAULT);
         assert_eq!(semi.call(&mut mem, op::OPEN, 0x10), Outcome::Return(FAILED));
         // A write from unmapped memory writes nothing: all `len` bytes are left.
         let stdout = open(&mut semi, &mut mem, ":tt", 4);
