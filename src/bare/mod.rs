@@ -16,7 +16,6 @@
 //! watched at its physical address, whatever virtual address a store uses.
 
 use std::fmt::Write as _;
-use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::cpu::mmu::access_fault;
@@ -26,7 +25,7 @@ use crate::elf::{ElfError, ElfFile};
 use crate::exec::{Engine, EngineConfig, Platform, Resume, Stop, Target};
 use crate::hostfile::InputError;
 use crate::machine::ram::GuestRam;
-use crate::machine::semihosting;
+use crate::machine::semihosting::{self, Console as _, HostConsole, Stream};
 
 /// Guest physical base address of RAM (as on QEMU virt and in riscv-tests).
 pub const RAM_BASE: u32 = 0x8000_0000;
@@ -280,19 +279,18 @@ impl BareMachine {
             proxy::WRITE => match (fd, self.ram.bytes(buf, len)) {
                 (1 | 2, None) => -(libc::EFAULT as i64),
                 (1, Some(data)) => {
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(data).and_then(|()| out.flush());
+                    let _ = HostConsole.write(Stream::Stdout, data);
                     len as i64
                 }
                 (2, Some(data)) => {
-                    let _ = std::io::stderr().write_all(data);
+                    let _ = HostConsole.write(Stream::Stderr, data);
                     len as i64
                 }
                 _ => -(libc::EBADF as i64),
             },
             proxy::READ if fd == 0 => {
                 let mut data = vec![0u8; len.min(1 << 20) as usize];
-                match std::io::stdin().lock().read(&mut data) {
+                match HostConsole.read(&mut data) {
                     Ok(n) if self.write_phys(hart, buf, &data[..n]) => n as i64,
                     Ok(_) => -(libc::EFAULT as i64),
                     Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
@@ -393,8 +391,7 @@ impl Platform for BareMachine {
                         }
                     },
                     HtifRequest::ConsoleWrite(byte) => {
-                        let mut out = std::io::stdout().lock();
-                        let _ = out.write_all(&[byte]).and_then(|()| out.flush());
+                        let _ = HostConsole.write(Stream::Stdout, &[byte]);
                         self.htif_reply(hart, value, 0x100 | byte as u64);
                         return None;
                     }
