@@ -404,16 +404,17 @@ struct EngineArgs {
     /// Execution tier: `auto` (interpreter, then tier 1 for blocks that ran --t1-threshold
     /// times, then tier 2 regions compiled in the background for blocks that stay hot),
     /// `interp` (interpreter only), `t1` (compile every block with tier 1 before it first
-    /// runs) or `t2` (compile a tier-2 region at every block before it first runs).
+    /// runs) or `t2` (tier 1 for every block, and a tier-2 region compiled before a block
+    /// runs again once it proves hot; see --t2-threshold).
     #[arg(long, default_value = "auto", value_parser = parse_tier)]
     tier: Tier,
     /// With --tier auto: compile a block after it ran this many times.
     #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T1_THRESHOLD)]
     t1_threshold: u32,
     /// With --tier auto: ask tier 2 for a region at a block after this many more entries
-    /// from the run loop (default 256). With --tier t2: compile a block's region again with
-    /// full optimisation, in the background, once more than this many long runs of compiled
-    /// code ended at it (default 4).
+    /// from the run loop (default 256). With --tier t2: compile a region at a block, before
+    /// it runs again, after this many entries from the run loop (default 4096; 0: a region at
+    /// every block before it first runs, tier 1 off).
     #[arg(long, value_name = "N")]
     t2_threshold: Option<u32>,
     /// How hard tier 2's LLVM optimises regions: `full` (O2; the default under auto) or
@@ -447,9 +448,10 @@ impl EngineArgs {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
             t2_threshold: self.t2_threshold.unwrap_or(match self.tier {
-                Tier::T2 => rv32vm::exec::DEFAULT_T2_REOPTIMISE_THRESHOLD,
+                Tier::T2 => rv32vm::exec::DEFAULT_T2_THRESHOLD_SYNC,
                 _ => rv32vm::exec::DEFAULT_T2_THRESHOLD,
             }),
+            t2_reoptimise_threshold: rv32vm::exec::DEFAULT_T2_REOPTIMISE_THRESHOLD,
             t2_opt: self.t2_opt,
             chain: !self.no_chain,
             ir: rv32vm::exec::ir::IrOptions {

@@ -81,7 +81,7 @@ fn assert_passes_on_every_tier(elf: &Path) {
             Command::new(env!("CARGO_BIN_EXE_rv32vm"))
                 .args(["run", "--bare"])
                 .arg(elf)
-                .args(["--tier", tier]),
+                .args(common::tier_args(tier)),
             RUN_LIMIT,
         )
         .expect("run rv32vm");
@@ -155,13 +155,8 @@ fn signature_is_written_one_word_per_line() {
     for tier in common::TIERS {
         let sig = out_dir().join(format!("signature-{tier}.txt"));
         let _ = std::fs::remove_file(&sig);
-        let out = run_bare(&[
-            elf.to_str().unwrap(),
-            "--tier",
-            tier,
-            "--signature",
-            sig.to_str().unwrap(),
-        ]);
+        let args = [elf.to_str().unwrap(), "--signature", sig.to_str().unwrap()];
+        let out = run_bare(&[&args[..], &common::tier_args(tier)[..]].concat());
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let text = std::fs::read_to_string(&sig).expect("signature file");
         assert_eq!(
@@ -244,13 +239,8 @@ fn bad_programs_give_one_clear_error() {
 fn a_program_that_never_reports_stops_at_the_instruction_limit() {
     let elf = build("spin", "limit");
     for tier in common::TIERS {
-        let out = run_bare(&[
-            elf.to_str().unwrap(),
-            "--tier",
-            tier,
-            "--max-insns",
-            "100000",
-        ]);
+        let args = [elf.to_str().unwrap(), "--max-insns", "100000"];
+        let out = run_bare(&[&args[..], &common::tier_args(tier)[..]].concat());
         assert_eq!(out.status.code(), Some(124), "tier {tier}: {out:?}");
     }
 }
@@ -376,7 +366,8 @@ fn the_htif_syscall_proxy_and_console_print_as_under_spike() {
         for tier in common::TIERS {
             let out = common::run_with_timeout(
                 Command::new(env!("CARGO_BIN_EXE_rv32vm"))
-                    .args(["run", "--bare", "--tier", tier])
+                    .args(["run", "--bare"])
+                    .args(common::tier_args(tier))
                     .arg(&elf)
                     .stdin(std::process::Stdio::null()),
                 RUN_LIMIT,
@@ -423,7 +414,8 @@ fn semihosting_calls_behave_as_under_qemu() {
             let file = scratch(tier);
             let out = common::run_with_timeout(
                 Command::new(env!("CARGO_BIN_EXE_rv32vm"))
-                    .args(["run", "--bare", "--tier", tier])
+                    .args(["run", "--bare"])
+                    .args(common::tier_args(tier))
                     .arg(&elf)
                     .arg(&file)
                     .arg(status)

@@ -179,7 +179,8 @@ fn user_dtb_gets_the_command_line_and_initrd() {
     }
 }
 
-/// The code cache across boots: a second `--tier t2` boot with the same cache directory loads
+/// The code cache across boots: a second `--tier t2` boot (a region at every block:
+/// `--t2-threshold 0`) with the same cache directory loads
 /// most of its regions (where interrupts land differs from boot to boot, so some plans are
 /// new) and runs the shell as the first did.
 #[cfg(all(feature = "t2", target_arch = "x86_64"))]
@@ -199,6 +200,8 @@ fn a_second_t2_boot_loads_its_regions_from_the_code_cache() {
             .args([
                 "--tier",
                 "t2",
+                "--t2-threshold",
+                "0",
                 "--stats",
                 "--timeout",
                 "900",

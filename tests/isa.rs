@@ -17,7 +17,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::{
-    files_with_extension, repo_root, require_tool, run_with_timeout, tail, RunOutcome, TIERS,
+    files_with_extension, repo_root, require_tool, run_with_timeout, tail, tier_args, RunOutcome,
+    TIERS,
 };
 
 /// Time limit for one program on one tier of our VM.
@@ -111,8 +112,7 @@ fn run_vm(elf: &Path, tier: &str, timeout: Duration) -> RunOutcome {
         .arg("run")
         .arg("--bare")
         .arg(elf)
-        .arg("--tier")
-        .arg(tier);
+        .args(tier_args(tier));
     run_with_timeout(&mut command, timeout)
         .unwrap_or_else(|error| panic!("cannot start rv32vm for {}: {error}", elf.display()))
 }

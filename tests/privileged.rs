@@ -115,7 +115,7 @@ fn run_rv32vm(built: &Built, name: &str, tier: &str) -> String {
             .arg("--kernel")
             .arg(&built.elf)
             .args(["--memory", MEMORY, "--timeout", GUEST_TIMEOUT_SECS])
-            .args(["--tier", tier]),
+            .args(common::tier_args(tier)),
         RUN_LIMIT,
     )
     .expect("start rv32vm");

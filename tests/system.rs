@@ -195,16 +195,16 @@ fn bios_none_runs_a_bare_metal_program_as_qemu_does() {
             qemu.stdout
         );
         for tier in common::TIERS {
-            let args = [
-                "--timeout",
-                "30",
-                "--tier",
-                tier,
-                "--bios",
-                "none",
-                "--kernel",
-            ];
-            let out = boot_within(&[&args[..], &[path_str(&program)]].concat(), PROMPT_LIMIT);
+            let args = ["--timeout", "30", "--bios", "none", "--kernel"];
+            let out = boot_within(
+                &[
+                    &common::tier_args(tier)[..],
+                    &args[..],
+                    &[path_str(&program)],
+                ]
+                .concat(),
+                PROMPT_LIMIT,
+            );
             assert_eq!(out.stdout, qemu.stdout, "tier {tier}: {}", out.stderr);
             assert_eq!(status(&out), Some(code), "tier {tier}: {}", out.stderr);
         }
@@ -251,17 +251,10 @@ fn semihosting_on_the_machine_behaves_as_under_qemu() {
     for tier in common::TIERS {
         let file = dir.join(format!("{tier}.txt"));
         let append = format!("{} 7", file.display());
-        let args = [
-            "--tier",
-            tier,
-            "--bios",
-            "none",
-            "--semihosting",
-            "--append",
-            &append,
-        ];
+        let args = ["--bios", "none", "--semihosting", "--append", &append];
         let out = boot_within(
             &[
+                &common::tier_args(tier)[..],
                 &args[..],
                 &["--timeout", "30", "--kernel", path_str(&program)],
             ]

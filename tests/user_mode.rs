@@ -185,6 +185,42 @@ fn qemu_reference(name: &str, program: &Path) -> Outcome {
     .run(&Runner::Qemu)
 }
 
+/// The first number after `label` on a `--stats` line that starts with it (0 if none).
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+fn stat(stats: &str, label: &str) -> u64 {
+    stats
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(label))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Plain `--tier t2` (no `--t2-threshold`): tier 1 compiles every block before it first
+/// runs, and the blocks the guest keeps coming back to get tier-2 regions, compiled before
+/// they run again and re-optimised where the guest stays: the output is qemu's, and both
+/// tiers ran.
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+#[test]
+fn plain_tier_2_runs_cold_code_in_tier_1_and_hot_code_in_regions() {
+    let name = "indirect";
+    let program = build_guests().join(name);
+    let reference = qemu_reference(name, &program);
+    let args = ["--tier", "t2", "--no-code-cache", "--stats"].map(std::ffi::OsStr::new);
+    let stats = run_like_qemu(&reference, &args, &program, "indirect under --tier t2");
+    assert!(
+        stat(&stats, "blocks compiled") > 0,
+        "tier 1 compiled nothing:\n{stats}"
+    );
+    assert!(
+        stat(&stats, "regions installed") > 0,
+        "no tier-2 region for the hot loop:\n{stats}"
+    );
+    assert!(
+        stat(&stats, "re-optimised") > 0,
+        "the hot region was not re-optimised:\n{stats}"
+    );
+}
+
 /// Under `--tier t2` a region compiled fast whose code keeps the guest busy is compiled again
 /// with full optimisation in the background and replaces the fast one (and the fast regions
 /// that ran its block inside themselves): the output must stay qemu's, and it must happen.
@@ -202,11 +238,7 @@ fn reoptimised_regions_keep_qemus_output() {
             &program,
             &format!("{name} under --tier t2 with re-optimisation"),
         );
-        let reoptimised: u64 = stats
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("re-optimised"))
-            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
+        let reoptimised = stat(&stats, "re-optimised");
         assert!(
             reoptimised > 0,
             "{name}: no region was re-optimised under --tier t2:\n{stats}"
@@ -225,7 +257,15 @@ fn many_code_flushes_leave_tier_2_room_to_compile() {
     let name = "code_patching";
     let program = build_guests().join(name);
     let reference = qemu_reference(name, &program);
-    let args = ["--tier", "t2", "--no-code-cache", "--stats"].map(std::ffi::OsStr::new);
+    let args = [
+        "--tier",
+        "t2",
+        "--t2-threshold",
+        "0",
+        "--no-code-cache",
+        "--stats",
+    ]
+    .map(std::ffi::OsStr::new);
     let stats = run_like_qemu(&reference, &args, &program, "code_patching under --tier t2");
     assert!(
         !stats.contains("no host memory"),
@@ -283,6 +323,8 @@ fn code_cache_serves_a_second_run_and_survives_damaged_files() {
         let args = [
             "--tier",
             "t2",
+            "--t2-threshold",
+            "0",
             "--t2-opt",
             "fast",
             "--stats",

@@ -848,7 +848,9 @@ fn run_on(
         // `auto` as a short run can see it: a few interpreted runs profile each block (its
         // indirect jump's targets), then a region is compiled before the block runs again.
         t1_threshold: 16,
+        // `--tier t2` with a region at every block, re-optimised at its first sample.
         t2_threshold: 0,
+        t2_reoptimise_threshold: 0,
         // Compiles installed at the same instruction in every run, so a failing seed
         // reproduces: `auto`'s regions, and `--tier t2`'s re-optimisations.
         deterministic: tier == Tier::Auto || reoptimising,
@@ -1221,6 +1223,7 @@ fn regions_on_two_pages_chain_to_each_other_and_stop_at_the_limit() {
                 tier: Tier::T2,
                 ir: ALL_PASSES,
                 t2_opt: Some(opt),
+                t2_threshold: 0,
                 ..EngineConfig::default()
             });
             engine.run(&mut hart, &mut plat, Some(limit));
@@ -1554,6 +1557,7 @@ fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
                 tier,
                 ir: ALL_PASSES,
                 t2_threshold: 0,
+                t2_reoptimise_threshold: 0,
                 // Re-optimisations compile before the run goes on: the same run every time.
                 deterministic: true,
                 ..EngineConfig::default()

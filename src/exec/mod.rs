@@ -43,7 +43,7 @@ use contract::{BlockExit, JumpEntry, RunCtx, RunState, JUMP_CACHE_SIZE};
 pub use platform::{Platform, Resume, Stop, Target};
 pub use policy::{
     EngineConfig, T2Opt, Tier, DEFAULT_T1_THRESHOLD, DEFAULT_T2_REOPTIMISE_THRESHOLD,
-    DEFAULT_T2_THRESHOLD,
+    DEFAULT_T2_THRESHOLD, DEFAULT_T2_THRESHOLD_SYNC,
 };
 
 /// Blocks dropped by stores into their pages that may pile up before everything is flushed
@@ -683,12 +683,17 @@ impl Engine {
     /// `code` is live compiled code for block entry `hart.pc` made for platform type `P`;
     /// `ctx` is set up by [`Engine::run`] with this engine's jump cache.
     #[cfg(tier1)]
-    unsafe fn enter_compiled<P: Platform>(
+    unsafe fn enter_compiled<P: Platform + 'static>(
         &mut self,
         hart: &mut Hart,
         ctx: &mut RunCtx<P>,
         code: usize,
     ) -> BlockExit {
+        // Under `--tier t2` tier 1's code leads into regions (a block's entry is a stub that
+        // calls its region): its long runs are samples too.
+        #[cfg(tier2)]
+        let (before, limit) = self.begin_sampled_run(hart, ctx);
+        #[cfg(not(tier2))]
         let before = hart.instret;
         // SAFETY: per this function's contract.
         let e = unsafe { self.t1.enter(hart, ctx, code) };
@@ -697,12 +702,14 @@ impl Engine {
         self.stats.t1_chained += transitions as u64;
         self.stats.t1_entries += 1;
         self.stats.t1_insns += hart.instret.saturating_sub(before);
+        #[cfg(tier2)]
+        self.end_sampled_run(hart, ctx, before, limit);
         block_exit(&ctx.state, Exit(e))
     }
 
     /// Without tier 1 no code is ever compiled, so this is never called.
     #[cfg(not(tier1))]
-    unsafe fn enter_compiled<P: Platform>(
+    unsafe fn enter_compiled<P: Platform + 'static>(
         &mut self,
         _hart: &mut Hart,
         _ctx: &mut RunCtx<P>,
@@ -724,41 +731,65 @@ impl Engine {
         ctx: &mut RunCtx<P>,
         region: usize,
     ) -> BlockExit {
-        let before = hart.instret;
-        let limit = ctx.state.limit;
-        if self.policy.t2_reoptimises() {
-            // Back to the run loop after a long run's worth of instructions at most (regions
-            // and the chain helper stop at the limit), so a loop that chains into itself is
-            // sampled every `LONG_RUN_INSNS`, not once per chaining budget (256 regions of up
-            // to 16 384 instructions: tens of milliseconds of fast-region code).
-            ctx.state.limit = limit.min(before.saturating_add(t2::LONG_RUN_INSNS));
-        }
+        let (before, limit) = self.begin_sampled_run(hart, ctx);
         // SAFETY: per this function's contract.
         let e = unsafe { self.t2.enter(hart, ctx, region) };
-        ctx.state.limit = limit;
         self.stats.t2_entries += 1;
-        if self.policy.t2_reoptimises() {
-            // A long run in compiled code (the chaining budget used up, or many instructions
-            // before an interrupt or a trap) ended at `hart.pc`: where the guest spends its time.
-            #[allow(unused_mut)]
-            let mut sample =
-                ctx.state.budget <= 1 || hart.instret.saturating_sub(before) >= t2::LONG_RUN_INSNS;
-            #[cfg(test)]
-            {
-                sample |= self.t2_sample_every_exit;
-            }
-            if sample {
-                // SAFETY: `ctx.plat` is the run loop's platform, not otherwise borrowed while
-                // the run loop is between blocks.
-                let plat = unsafe { &mut *ctx.plat };
-                self.sample_region_return(hart, plat);
-            }
-        }
+        self.end_sampled_run(hart, ctx, before, limit);
         block_exit(&ctx.state, Exit(e))
     }
 
+    /// Start a run of compiled code (tier 1 or a region) from the run loop; returns what
+    /// [`Engine::end_sampled_run`] needs (instret before it, the run's instruction limit).
+    /// Where fast regions are re-optimised, the run comes back to the run loop after a long
+    /// run's worth of instructions at most (regions and the chain helper stop at the limit), so
+    /// a loop that chains into itself is sampled every `LONG_RUN_INSNS`, not once per chaining
+    /// budget (256 regions of up to 16 384 instructions: tens of milliseconds of fast-region
+    /// code).
+    #[cfg(tier2)]
+    #[inline(always)]
+    fn begin_sampled_run<P: Platform>(&self, hart: &Hart, ctx: &mut RunCtx<P>) -> (u64, u64) {
+        let before = hart.instret;
+        let limit = ctx.state.limit;
+        if self.policy.t2_reoptimises() {
+            ctx.state.limit = limit.min(before.saturating_add(t2::LONG_RUN_INSNS));
+        }
+        (before, limit)
+    }
+
+    /// End a run begun by [`Engine::begin_sampled_run`]: restore the limit and, if it was a
+    /// long run (the chaining budget used up, or many instructions before an interrupt or a
+    /// trap), count a sample where it ended: where the guest spends its time.
+    #[cfg(tier2)]
+    #[inline(always)]
+    fn end_sampled_run<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        ctx: &mut RunCtx<P>,
+        before: u64,
+        limit: u64,
+    ) {
+        ctx.state.limit = limit;
+        if !self.policy.t2_reoptimises() {
+            return;
+        }
+        #[allow(unused_mut)]
+        let mut sample =
+            ctx.state.budget <= 1 || hart.instret.saturating_sub(before) >= t2::LONG_RUN_INSNS;
+        #[cfg(test)]
+        {
+            sample |= self.t2_sample_every_exit;
+        }
+        if sample {
+            // SAFETY: `ctx.plat` is the run loop's platform, not otherwise borrowed while the
+            // run loop is between blocks.
+            let plat = unsafe { &mut *ctx.plat };
+            self.sample_region_return(hart, plat);
+        }
+    }
+
     /// Count a sample at the block at `hart.pc` (`--tier t2`): once its fast region has more
-    /// than `--t2-threshold` samples, ask for it again with full optimisation.
+    /// than `t2_reoptimise_threshold` samples, ask for it again with full optimisation.
     #[cfg(tier2)]
     fn sample_region_return<P: Platform + 'static>(&mut self, hart: &mut Hart, plat: &mut P) {
         let pc = hart.pc;

@@ -9,8 +9,10 @@ pub enum Tier {
     Interp,
     /// Tier 1 for every block: each block is compiled before it first runs.
     T1,
-    /// Tier 2 for every block: a region entered at each block is compiled (synchronously)
-    /// before the block first runs.
+    /// Tier 2 as the top tier, compiled synchronously: tier 1 compiles every block before it
+    /// first runs, and a block that keeps coming back to the run loop (`t2_threshold` entries)
+    /// gets a tier-2 region, compiled before it runs again. With `t2_threshold` 0 every block
+    /// gets a region before it first runs (tier 1 off): every instruction runs in tier 2.
     T2,
     /// The default policy: the interpreter, tier 1 for blocks that ran `t1_threshold` times,
     /// and tier 2 (compiled in the background) for blocks that stay hot.
@@ -42,6 +44,11 @@ pub const DEFAULT_T1_THRESHOLD: u32 = 16;
 /// Once a block is compiled by tier 1 most of its runs are chained and never reach the run
 /// loop, so these entries are samples: a block that keeps coming back is hot.
 pub const DEFAULT_T2_THRESHOLD: u32 = 256;
+
+/// Run-loop entries after which `Tier::T2` compiles a region at a block (tier 1 ran it until
+/// then). Lower than auto's: the guest waits for these compiles, but they are fast ones, and
+/// the hot loops leave tier 1 sooner (measured: see docs/codegen.md).
+pub const DEFAULT_T2_THRESHOLD_SYNC: u32 = 4096;
 
 /// Under `--tier t2`: samples after which a block whose region was compiled fast gets it
 /// compiled again with full optimisation. A sample is a long run of compiled code that ended
@@ -83,9 +90,12 @@ pub struct EngineConfig {
     /// With `Tier::Auto`: compile a block once it ran this many times.
     pub t1_threshold: u32,
     /// With `Tier::Auto`: ask for a region at a block after this many more run-loop entries.
+    /// With `Tier::T2`: compile a region at a block after this many run-loop entries (0: at
+    /// every block before it first runs, tier 1 off).
+    pub t2_threshold: u32,
     /// With `Tier::T2`: compile a block's fast region again with full optimisation once it has
     /// more than this many samples (long runs of compiled code that ended at it).
-    pub t2_threshold: u32,
+    pub t2_reoptimise_threshold: u32,
     /// Tier 2's optimisation level; `None` picks by tier (`Full` for auto, `Fast` for t2).
     pub t2_opt: Option<T2Opt>,
     /// Chain compiled blocks with patched direct jumps (`--no-chain` turns it off).
@@ -128,6 +138,7 @@ impl Default for EngineConfig {
             tier: Tier::default(),
             t1_threshold: DEFAULT_T1_THRESHOLD,
             t2_threshold: DEFAULT_T2_THRESHOLD,
+            t2_reoptimise_threshold: DEFAULT_T2_REOPTIMISE_THRESHOLD,
             t2_opt: None,
             chain: true,
             ir: super::ir::IrOptions::default(),
@@ -160,7 +171,8 @@ impl Policy {
         let (t1_after, t2_after) = match config.tier {
             Tier::Interp => (None, None),
             Tier::T1 => (Some(0), None),
-            Tier::T2 => (None, Some(0)),
+            Tier::T2 if config.t2_threshold == 0 => (None, Some(0)),
+            Tier::T2 => (Some(0), Some(config.t2_threshold)),
             Tier::Auto => (
                 Some(config.t1_threshold),
                 Some(config.t1_threshold.saturating_add(config.t2_threshold)),
@@ -172,7 +184,7 @@ impl Policy {
             t2_wait: config.t2_waits(),
             t2_reoptimise_after: config
                 .reoptimises()
-                .then_some(config.t2_threshold)
+                .then_some(config.t2_reoptimise_threshold)
                 .filter(|_| cfg!(tier2)),
             t2_reoptimise_wait: config.deterministic,
         }
@@ -298,6 +310,7 @@ mod tests {
         let auto = Policy::new(&EngineConfig::default());
         let t2 = Policy::new(&EngineConfig {
             tier: Tier::T2,
+            t2_threshold: 0,
             ..EngineConfig::default()
         });
         if auto.t1_enabled() {
@@ -311,5 +324,31 @@ mod tests {
             assert!(!auto.t2_takes(&[fadd_rtz, addi]), "only RNE runs natively");
         }
         assert!(t2.t2_takes(&[addi, fadd, flw, fsgnj, fmin, to_int_rdn, fadd_rtz]));
+    }
+
+    #[test]
+    fn tier_2_takes_hot_blocks_from_tier_1_unless_its_threshold_is_0() {
+        let t2 = Policy::new(&EngineConfig {
+            tier: Tier::T2,
+            t2_threshold: 64,
+            ..EngineConfig::default()
+        });
+        let every_block = Policy::new(&EngineConfig {
+            tier: Tier::T2,
+            t2_threshold: 0,
+            ..EngineConfig::default()
+        });
+        assert!(t2.t2_waits() && every_block.t2_waits());
+        if cfg!(tier2) {
+            assert!(!t2.t2_due(1) && !t2.t2_due(64) && t2.t2_due(65));
+            assert!(every_block.t2_due(1));
+        }
+        if cfg!(tier1) {
+            assert!(t2.t1_due(1), "tier 1 compiles before a block first runs");
+        }
+        assert!(
+            !every_block.t1_enabled(),
+            "every instruction runs in tier 2"
+        );
     }
 }

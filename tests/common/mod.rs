@@ -27,6 +27,18 @@ pub const TIERS: &[&str] = &[
     "auto",
 ];
 
+/// The `rv32vm` options that run a program in `tier` for a test of code generation. Plain
+/// `--tier t2` runs cold code in tier 1 and gives regions only to hot blocks, so under `t2`
+/// this adds `--t2-threshold 0` (a region at every block before it first runs): every
+/// instruction of the program runs in tier 2.
+pub fn tier_args(tier: &str) -> Vec<&str> {
+    let mut args = vec!["--tier", tier];
+    if tier == "t2" {
+        args.extend(["--t2-threshold", "0"]);
+    }
+    args
+}
+
 /// How often a running child is polled for exit.
 const POLL_INTERVAL: Duration = Duration::from_millis(5);
 

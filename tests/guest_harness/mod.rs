@@ -15,7 +15,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// How long one guest run may take before it is killed and the test fails. Generous because
-/// `--tier t2` compiles every region through LLVM before it runs, and a shell script forks
+/// tier 2 with `--t2-threshold 0` ([`crate::common::tier_args`]) compiles a region at every
+/// block through LLVM before it runs, and a shell script forks
 /// hundreds of processes that each compile their own new code (about 20x tier 1's time).
 pub const RUN_TIME_LIMIT: Duration = Duration::from_secs(600);
 
@@ -199,7 +200,8 @@ impl Drop for ScratchDir {
 pub enum Runner {
     /// `qemu-riscv32 PROGRAM ARGS...`
     Qemu,
-    /// `rv32vm run --tier TIER [-m] -- PROGRAM ARGS...`
+    /// `rv32vm run --tier TIER [-m] -- PROGRAM ARGS...` (`--t2-threshold 0` with `t2`: see
+    /// [`crate::common::tier_args`])
     Rv32vm {
         /// Tier name from `TIERS`.
         tier: String,
@@ -232,7 +234,7 @@ impl Runner {
                 allow_misaligned,
             } => {
                 let mut command = Command::new(rv32vm_binary());
-                command.args(["run", "--tier", tier]);
+                command.arg("run").args(crate::common::tier_args(tier));
                 if *allow_misaligned {
                     command.arg("-m");
                 }
