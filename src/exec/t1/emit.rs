@@ -156,6 +156,16 @@ impl Emitter {
         }
     }
 
+    /// An emitter for about a block's code: its buffers start big enough for most blocks,
+    /// instead of growing (and reallocating) from empty while the block is emitted.
+    pub fn for_block(base: usize) -> Emitter {
+        const CODE_BYTES: usize = 1024;
+        const LABELS: usize = 16;
+        Emitter {
+            ops: VecAssembler::new_with_capacity(base, CODE_BYTES, 0, 0, LABELS, 0, LABELS),
+        }
+    }
+
     /// Bytes emitted so far.
     pub fn len(&self) -> usize {
         self.ops.offset().0

@@ -256,7 +256,7 @@ impl<'a> BlockCompiler<'a> {
             unchecked,
         } = memory;
         BlockCompiler {
-            e: Emitter::new(base),
+            e: Emitter::for_block(base),
             stubs,
             helpers,
             pc0,
