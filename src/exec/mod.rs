@@ -604,6 +604,9 @@ impl Engine {
             flat: plat.flat_host_base().is_some(),
             unchecked: plat.flat_host_base().is_some() && plat.unchecked_memory(),
             opt,
+            // Full regions always; fast ones where they are only for hot blocks (tier 1 runs
+            // the rest).
+            inline_tlb: opt == T2Opt::Full || self.policy.t1_enabled(),
         };
         // The region serves every block it has (it is entered at `hart.pc`): under
         // `--tier t2` a block that an earlier region traced needs no region of its own, and a

@@ -98,7 +98,7 @@ pub type Fingerprint = [u8; 16];
 /// The fingerprint of `plan` compiled with `env` (its flags and level; not its helper
 /// addresses, which objects do not hold).
 pub fn fingerprint(plan: &RegionPlan, env: &CodegenEnv) -> Fingerprint {
-    hash128(&(env.opt, env.flat, env.unchecked, plan))
+    hash128(&(env.opt, env.flat, env.unchecked, env.inline_tlb, plan))
 }
 
 /// Two 64-bit SipHashes of `value` with different seeds.
