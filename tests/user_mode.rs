@@ -197,8 +197,8 @@ fn stat(stats: &str, label: &str) -> u64 {
 
 /// Plain `--tier t2` (no `--t2-threshold`): tier 1 compiles every block before it first
 /// runs, and the blocks the guest keeps coming back to get tier-2 regions, compiled before
-/// they run again and re-optimised where the guest stays: the output is qemu's, and both
-/// tiers ran.
+/// they run again: the output is qemu's, and both tiers ran. (Re-optimisation happens in the
+/// background, so whether it lands before this short run ends is not asserted.)
 #[cfg(all(feature = "t2", target_arch = "x86_64"))]
 #[test]
 fn plain_tier_2_runs_cold_code_in_tier_1_and_hot_code_in_regions() {
@@ -214,10 +214,6 @@ fn plain_tier_2_runs_cold_code_in_tier_1_and_hot_code_in_regions() {
     assert!(
         stat(&stats, "regions installed") > 0,
         "no tier-2 region for the hot loop:\n{stats}"
-    );
-    assert!(
-        stat(&stats, "re-optimised") > 0,
-        "the hot region was not re-optimised:\n{stats}"
     );
 }
 
