@@ -197,16 +197,8 @@ fn a_second_t2_boot_loads_its_regions_from_the_code_cache() {
             .arg(images().join("Image"))
             .arg("--initrd")
             .arg(images().join("initramfs.cpio.gz"))
-            .args([
-                "--tier",
-                "t2",
-                "--t2-threshold",
-                "0",
-                "--stats",
-                "--timeout",
-                "900",
-                "--code-cache",
-            ])
+            .args(common::tier_args("t2"))
+            .args(["--stats", "--timeout", "900", "--code-cache"])
             .arg(&dir)
             .args(["--expect", PROMPT, "--send", "/bin/cksum-test; poweroff -f"])
             .stdin(Stdio::null())

@@ -195,6 +195,17 @@ fn stat(stats: &str, label: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `rv32vm run` options for tier 2 on every instruction ([`common::tier_args`]) and then
+/// `extra`.
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+fn t2_everywhere(extra: &[&'static str]) -> Vec<&'static std::ffi::OsStr> {
+    common::tier_args("t2")
+        .into_iter()
+        .chain(extra.iter().copied())
+        .map(std::ffi::OsStr::new)
+        .collect()
+}
+
 /// Plain `--tier t2` (no `--t2-threshold`): tier 1 compiles every block before it first
 /// runs, and the blocks the guest keeps coming back to get tier-2 regions, compiled before
 /// they run again: the output is qemu's, and both tiers ran. (Re-optimisation happens in the
@@ -227,7 +238,7 @@ fn reoptimised_regions_keep_qemus_output() {
     for name in ["indirect", "qsort"] {
         let program = guests.join(name);
         let reference = qemu_reference(name, &program);
-        let args = ["--tier", "t2", "--t2-threshold", "0", "--stats"].map(std::ffi::OsStr::new);
+        let args = t2_everywhere(&["--stats"]);
         let stats = run_like_qemu(
             &reference,
             &args,
@@ -253,15 +264,7 @@ fn many_code_flushes_leave_tier_2_room_to_compile() {
     let name = "code_patching";
     let program = build_guests().join(name);
     let reference = qemu_reference(name, &program);
-    let args = [
-        "--tier",
-        "t2",
-        "--t2-threshold",
-        "0",
-        "--no-code-cache",
-        "--stats",
-    ]
-    .map(std::ffi::OsStr::new);
+    let args = t2_everywhere(&["--no-code-cache", "--stats"]);
     let stats = run_like_qemu(&reference, &args, &program, "code_patching under --tier t2");
     assert!(
         !stats.contains("no host memory"),
@@ -316,19 +319,8 @@ fn code_cache_serves_a_second_run_and_survives_damaged_files() {
         let reference = qemu_reference(name, &program);
         // Fast regions only: re-optimisation in the background would make the regions
         // planned depend on timing.
-        let args = [
-            "--tier",
-            "t2",
-            "--t2-threshold",
-            "0",
-            "--t2-opt",
-            "fast",
-            "--stats",
-            "--code-cache",
-        ]
-        .map(std::ffi::OsStr::new);
-        let args: Vec<&std::ffi::OsStr> =
-            args.into_iter().chain([cache.path().as_os_str()]).collect();
+        let mut args = t2_everywhere(&["--t2-opt", "fast", "--stats", "--code-cache"]);
+        args.push(cache.path().as_os_str());
         let run = |label: &str| {
             let what = format!("{name}, {label} run with a code cache,");
             from_code_cache(&run_like_qemu(&reference, &args, &program, &what))
