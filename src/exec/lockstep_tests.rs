@@ -1531,6 +1531,61 @@ fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_mi
 }
 
 #[test]
+#[cfg(all(tier1, tier2))]
+fn blocks_of_a_retired_fast_region_stop_calling_it() {
+    // Tier 1 on, as under plain `--tier t2`: hot blocks get fast regions that tier 1's code
+    // calls through stubs. The outer loop's fast region runs the inner loop inside itself;
+    // the inner loop is re-optimised on its own, which retires that fast region. Its blocks
+    // outside the new region must leave it (their stubs would keep running the inner loop
+    // in the old fast code), and results stay the interpreter's.
+    let code = code_of(&[
+        (0x1000, i_type(300, 0, 0, 3, 0x13)),       // addi x3, x0, 300
+        (0x1004, i_type(100, 0, 0, 4, 0x13)),       // outer: addi x4, x0, 100
+        (0x1008, i_type(3, 2, 0, 2, 0x13)),         // inner: addi x2, x2, 3
+        (0x100c, i_type(-1, 4, 0, 4, 0x13)),        // addi x4, x4, -1
+        (0x1010, b_type(0x1008 - 0x1010, 0, 4, 1)), // bne x4, x0, inner
+        (0x1014, r_type(0, 2, 5, 0, 5, 0x33)),      // add x5, x5, x2
+        (0x1018, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
+        (0x101c, b_type(0x1004 - 0x101c, 0, 3, 1)), // bne x3, x0, outer
+        (0x1020, 0x0000_0073),                      // ecall
+    ]);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let limit = 400_000;
+    let run_tier = |tier: Tier| {
+        let config = EngineConfig {
+            tier,
+            ir: ALL_PASSES,
+            t2_threshold: 4,
+            t2_reoptimise_threshold: 0,
+            deterministic: true,
+            ..EngineConfig::default()
+        };
+        run_from_start(
+            &code,
+            &data,
+            config,
+            limit,
+            Engine::sample_every_region_exit,
+        )
+    };
+    let (reference, _) = run_tier(Tier::Interp);
+    assert_eq!(reference.x[2], 3 * 100 * 300, "the interpreter's sum");
+    let (hart, engine) = run_tier(Tier::T2);
+    assert_eq!(hart.x, reference.x, "registers");
+    assert_eq!((hart.pc, hart.instret), (reference.pc, reference.instret));
+    assert!(
+        engine.stats.t2.reoptimised > 0,
+        "no region was re-optimised"
+    );
+    assert!(engine.stats.t1_insns > 0, "tier 1 ran nothing");
+    assert_eq!(
+        engine.stale_stubs(),
+        Vec::new(),
+        "stubs calling retired regions"
+    );
+}
+
+#[test]
 #[cfg(tier2)]
 fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
     // An outer loop around an inner loop, one page: `--tier t2` compiles one fast region at

@@ -238,6 +238,18 @@ impl Engine {
         self.t2_sample_every_exit = true;
     }
 
+    /// Tier-1 stubs that call something other than their block's installed region (a
+    /// retired one): `(pc, called, installed)` for each.
+    #[cfg(all(test, tier1, tier2))]
+    pub fn stale_stubs(&self) -> Vec<(u32, usize, usize)> {
+        self.t1
+            .stubs()
+            .into_iter()
+            .map(|(idx, pc, native)| (pc, native, self.t2.region_for(idx, pc)))
+            .filter(|&(_, native, installed)| native != installed)
+            .collect()
+    }
+
     /// The current code epoch (see [`Engine::flush_code`]).
     pub fn epoch(&self) -> u64 {
         self.epoch
@@ -648,6 +660,15 @@ impl Engine {
         let blocks: Vec<t2::Member> = std::iter::once((f.block, f.host, f.pc))
             .chain(members)
             .collect();
+        // The retired fast regions' other blocks go back to tier 1: their stubs would keep
+        // calling the old region, which runs the hot code inside itself (a quicksort's
+        // recursion re-entered its fast region there, never the optimised one).
+        #[cfg(tier1)]
+        for &idx in &retired.blocks {
+            if !blocks.iter().any(|&(b, _, _)| b == idx) {
+                self.t1.revert(idx, self.blocks[idx as usize].host);
+            }
+        }
         // Tier 1's code for the region's blocks would bypass the region: it becomes a stub that
         // calls the region, so compiled code reaches the region without the run loop. Without
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
@@ -669,9 +690,9 @@ impl Engine {
                 *e = JumpEntry::EMPTY;
             }
         }
-        if !retired.is_empty() {
+        if !retired.entries.is_empty() {
             for e in self.jump_cache.iter_mut() {
-                if retired.contains(&e.region) {
+                if retired.entries.contains(&e.region) {
                     *e = JumpEntry::EMPTY;
                 }
             }

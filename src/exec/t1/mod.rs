@@ -71,6 +71,8 @@ pub struct Compiled {
     pub len: usize,
     /// Host addresses of the blocks its chain sites lead to.
     targets: Vec<usize>,
+    /// For a stub ([`Jit::install_native`]): the function it calls; else 0.
+    native: usize,
 }
 
 /// A direct exit of a compiled block, waiting for or chained to its target.
@@ -179,6 +181,21 @@ impl Jit {
         }
     }
 
+    /// Every stub ([`Jit::install_native`]): its block, the pc it was made for and the
+    /// function it calls.
+    #[cfg(test)]
+    pub fn stubs(&self) -> Vec<(u32, u32, usize)> {
+        let mut stubs = Vec::new();
+        for (idx, code) in self.code.iter().enumerate() {
+            if let BlockCode::Done(c) = code {
+                if c.native != 0 {
+                    stubs.push((idx as u32, c.pc, c.native));
+                }
+            }
+        }
+        stubs
+    }
+
     /// Remember that block `idx` cannot be compiled.
     pub fn mark_failed(&mut self, idx: u32) {
         self.set_code(idx, BlockCode::Failed);
@@ -236,6 +253,15 @@ impl Jit {
     pub fn supersede(&mut self, idx: u32, host: usize) {
         self.invalidate(idx, host);
         self.set_code(idx, BlockCode::Superseded);
+    }
+
+    /// A higher tier no longer runs block `idx` (at host address `host`): drop the stub or
+    /// mark that sent it there, so the block is compiled again at its next entry.
+    pub fn revert(&mut self, idx: u32, host: usize) {
+        self.invalidate(idx, host);
+        if let Some(code @ BlockCode::Superseded) = self.code.get_mut(idx as usize) {
+            *code = BlockCode::None;
+        }
     }
 
     /// A higher tier runs block `idx` (guest `pc`, host address `host`) through `native`, a
@@ -304,6 +330,7 @@ impl Jit {
                 pc,
                 len: code.len(),
                 targets: Vec::new(),
+                native,
             }),
         );
         Ok(entry)
@@ -446,6 +473,7 @@ impl Jit {
             pc,
             len: code.code.len(),
             targets,
+            native: 0,
         })
     }
 

@@ -148,6 +148,15 @@ pub struct Finished {
     pub opt: T2Opt,
 }
 
+/// Fast regions a fully optimised one replaced ([`Tier2::install`]).
+#[derive(Default)]
+pub struct Retired {
+    /// Their entries.
+    pub entries: Vec<usize>,
+    /// The blocks they ran (entry blocks and members).
+    pub blocks: Vec<u32>,
+}
+
 /// An installed region: its entry pc and function, and how it was optimised.
 #[derive(Clone, Copy, Debug)]
 struct Installed {
@@ -496,9 +505,9 @@ impl Tier2 {
     /// Make a finished region the code for its entry block and for `members` (blocks it may
     /// also be entered at; the engine checked that all are current). A re-optimised region
     /// retires the fast regions that run its entry block inside themselves (they would keep
-    /// running the hot code slowly, never entering the new region); returns their entries, whose
+    /// running the hot code slowly, never entering the new region); returns them: their
     /// blocks have no region now and will be asked for again.
-    pub fn install(&mut self, f: &Finished, members: &[Member]) -> Vec<usize> {
+    pub fn install(&mut self, f: &Finished, members: &[Member]) -> Retired {
         let (entry, opt) = (f.entry, f.opt);
         let replaced = self.regions.insert(
             f.block,
@@ -523,22 +532,25 @@ impl Tier2 {
         self.stats.regions_compiled += 1;
         let mut contents: Vec<u32> = members.iter().map(|&(idx, _, _)| idx).collect();
         contents.push(f.block);
+        let mut retired = Retired::default();
         if opt == T2Opt::Fast {
             self.fast_contents.insert(entry, contents);
-            return Vec::new();
+            return retired;
         }
-        let retired: Vec<usize> = self
+        retired.entries = self
             .fast_contents
             .iter()
             .filter(|(_, blocks)| blocks.iter().any(|b| contents.contains(b)))
             .map(|(&fast, _)| fast)
             .collect();
-        for fast in &retired {
-            self.fast_contents.remove(fast);
+        for fast in &retired.entries {
+            if let Some(blocks) = self.fast_contents.remove(fast) {
+                retired.blocks.extend(blocks);
+            }
         }
         let requested = &mut self.requested;
         self.regions.retain(|idx, r| {
-            let keep = !retired.contains(&r.entry);
+            let keep = !retired.entries.contains(&r.entry);
             if !keep {
                 requested.remove(idx);
             }
