@@ -266,8 +266,12 @@ fn thread_cpu_time() -> Duration {
 }
 
 /// `RV32VM_JIT_DUMP=DIR`: each region's IR before and after optimisation
-/// (`region_ID_PC.{raw,opt}.ll`), and its code ([`CodeDump`], files `region-code-PID.*`).
+/// (`region_ID_PC.{raw,opt}.ll`), and its code ([`CodeDump`], files `region-code-N-PID.*`,
+/// one set per compile thread `N`: each keeps its own file offsets).
 type Dump = CodeDump;
+
+/// Numbers compile threads for their dump files.
+static NEXT_DUMP_THREAD: AtomicU64 = AtomicU64::new(0);
 
 /// A target machine for this host at `opt`'s code generation level. Position-independent
 /// code, small code model: region code is loaded within 2 GiB of this executable's code
@@ -328,7 +332,8 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
     let mut engines: Vec<EpochCode> = Vec::new();
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
-    let mut dump = Dump::from_env("region-code");
+    let thread = NEXT_DUMP_THREAD.fetch_add(1, Ordering::Relaxed);
+    let mut dump = Dump::from_env(&format!("region-code-{thread}"));
     if dump.is_none() {
         // Names only serve the IR dump; making each one unique costs LLVM time per value.
         // SAFETY: the context is alive and owned by this thread.
