@@ -238,6 +238,20 @@ impl Engine {
         self.t2_sample_every_exit = true;
     }
 
+    /// Ask for a region at the block at `pc` (decoded, its page mapped) as the policy would.
+    #[cfg(all(test, tier2))]
+    pub fn request_region_at<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        pc: u32,
+        ask: t2::RegionAsk,
+    ) -> usize {
+        let host = block::fetch_host(hart, plat, pc).expect("the block's page is mapped");
+        let idx = *self.by_host.get(&host).expect("the block was decoded");
+        self.request_region(hart, plat, idx, pc, ask)
+    }
+
     /// Tier-1 stubs that call something other than their block's installed region (a
     /// retired one): `(pc, called, installed)` for each.
     #[cfg(all(test, tier1, tier2))]
@@ -605,10 +619,13 @@ impl Engine {
             members.push((i, target_host, target));
             Some(t2::region::RegionBlock::new(target, b, predict))
         });
-        // Hot code: the loop nest it runs in, not everything the page reaches.
-        let plan = match opt {
-            T2Opt::Full => plan.entry_loop(follow_calls),
-            T2Opt::Fast => plan,
+        // Hot code: the loop nest it runs in, not everything the page reaches. So too for a
+        // fast region while tier 1 runs the rest (the guest waits for its compile); without
+        // tier 1, a fast region runs everything its entry reaches.
+        let plan = if opt == T2Opt::Full || self.policy.t1_enabled() {
+            plan.entry_loop(follow_calls)
+        } else {
+            plan
         };
         let env = t2::codegen::CodegenEnv {
             helpers: abi::Helpers::for_platform::<P>(),

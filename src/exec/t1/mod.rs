@@ -72,6 +72,7 @@ pub struct Compiled {
     /// Host addresses of the blocks its chain sites lead to.
     targets: Vec<usize>,
     /// For a stub ([`Jit::install_native`]): the function it calls; else 0.
+    #[cfg_attr(not(test), allow(dead_code))]
     native: usize,
 }
 

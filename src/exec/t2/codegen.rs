@@ -88,6 +88,19 @@ pub const REGION_SYMBOL: &str = "rv32_region";
 /// Symbol prefixes of the helpers in a region's object: the plain ones and the folding ones.
 const PLAIN_HELPER: &str = "rv32.helper.";
 const FOLDING_HELPER: &str = "rv32.folding_helper.";
+/// Where a block's ending `jalr` goes.
+#[derive(Clone, Copy)]
+enum JumpTarget {
+    /// A constant (`RegionBlock::pc_relative_jump_target`).
+    Known(u32),
+    /// Its base register plus its offset; maybe profiled to this target.
+    Computed(Option<u32>),
+}
+
+/// Prefix of the `preserve_most` wrappers of slow-path helpers ([`Gen::call_cold`]).
+const COLD_WRAPPER: &str = "rv32.cold.";
+/// LLVM's calling convention number for `preserve_mostcc`.
+const PRESERVE_MOST_CC: u32 = 14;
 /// [`MXCSR_TO_FFLAGS`]'s copy in a region's module.
 const MXCSR_TABLE: &str = "rv32.mxcsr_to_fflags";
 
@@ -1035,7 +1048,11 @@ impl<'ctx> Gen<'ctx, '_> {
             let i = &block.insns[index];
             let next_pc = pc.wrapping_add(i.len as u32);
             if index + 1 == n && i.ends_block() {
-                return self.block_end(i, pc, index as u64, n as u64, block.predicted);
+                let target = match block.pc_relative_jump_target() {
+                    Some(t) => JumpTarget::Known(t),
+                    None => JumpTarget::Computed(block.predicted),
+                };
+                return self.block_end(i, pc, index as u64, n as u64, target);
             }
             match self.insn(i, pc, index as u64)? {
                 Flow::Next => {}
@@ -1054,14 +1071,15 @@ impl<'ctx> Gen<'ctx, '_> {
         self.goto(pc)
     }
 
-    /// The block-ending instruction `i` at `pc` (the `index`-th of `n`).
+    /// The block-ending instruction `i` at `pc` (the `index`-th of `n`); where a `jalr`
+    /// goes, if it ends the block.
     fn block_end(
         &mut self,
         i: &Insn,
         pc: u32,
         index: u64,
         n: u64,
-        predicted: Option<u32>,
+        jalr_target: JumpTarget,
     ) -> Result<()> {
         let next_pc = pc.wrapping_add(i.len as u32);
         match i.op.class() {
@@ -1090,6 +1108,15 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.goto(i.imm as u32 & !1)
             }
             OpClass::Jalr => {
+                let predicted = match jalr_target {
+                    JumpTarget::Known(target) => {
+                        // A pc-relative call: its base (the fused `auipc`) is written.
+                        self.set_reg(i.rd, self.c32(next_pc))?;
+                        self.retire(n)?;
+                        return self.goto(target);
+                    }
+                    JumpTarget::Computed(predicted) => predicted,
+                };
                 // The target is read before the link is written: rd may equal rs1.
                 let base = self.reg(i.rs1)?;
                 let t = self.b.build_int_add(base, self.c32(i.imm as u32), "")?;
@@ -1157,6 +1184,77 @@ impl<'ctx> Gen<'ctx, '_> {
             .basic()
             .map(|v| v.into_int_value())
             .unwrap_or_else(|| self.c32(0)))
+    }
+
+    /// [`Gen::call`] for a slow path the hot code rarely takes (TLB misses, devices,
+    /// misaligned accesses). In fully optimised regions the call goes through a small wrapper
+    /// with LLVM's `preserve_most` convention, which keeps every general-purpose register but
+    /// r11 across the call: without it the guest registers a loop keeps in host registers
+    /// that C calls clobber spill to the stack, and a loop-carried value (a checksum) went
+    /// through memory on every iteration, slow path taken or not.
+    fn call_cold(
+        &self,
+        addr: usize,
+        ty: FunctionType<'ctx>,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<IntValue<'ctx>> {
+        if self.env.opt != T2Opt::Full {
+            // Fast regions keep guest registers in memory: nothing to keep.
+            return self.call(addr, ty, args);
+        }
+        let symbol = self
+            .env
+            .symbol_of(addr)
+            .ok_or(CodegenError::UnknownHelper(addr))?;
+        let name = format!("{COLD_WRAPPER}{symbol}");
+        let wrapper = match self.module.get_function(&name) {
+            Some(f) => f,
+            None => self.cold_wrapper(&name, addr, ty)?,
+        };
+        let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
+        all.extend_from_slice(args);
+        let call = self.b.build_call(wrapper, &all, "")?;
+        call.set_call_convention(PRESERVE_MOST_CC);
+        Ok(call
+            .try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .unwrap_or_else(|| self.c32(0)))
+    }
+
+    /// The `preserve_most` wrapper `name` of the helper at `addr` (see [`Gen::call_cold`]):
+    /// it passes its arguments on and returns the helper's result; LLVM saves what the C
+    /// call may clobber.
+    fn cold_wrapper(
+        &self,
+        name: &str,
+        addr: usize,
+        ty: FunctionType<'ctx>,
+    ) -> Result<FunctionValue<'ctx>> {
+        use inkwell::attributes::{Attribute, AttributeLoc};
+        let f = self.module.add_function(name, ty, Some(Linkage::Internal));
+        f.set_call_conventions(PRESERVE_MOST_CC);
+        for attr in ["noinline", "nounwind", "cold"] {
+            let kind = Attribute::get_named_enum_kind_id(attr);
+            f.add_attribute(
+                AttributeLoc::Function,
+                self.context.create_enum_attribute(kind, 0),
+            );
+        }
+        let resume = self.b.get_insert_block();
+        self.b
+            .position_at_end(self.context.append_basic_block(f, "entry"));
+        let args: Vec<BasicMetadataValueEnum<'ctx>> = f.get_param_iter().map(Into::into).collect();
+        let target = self.helper_pointer(addr, ty)?;
+        let call = self.b.build_indirect_call(ty, target, &args, "")?;
+        match call.try_as_basic_value().basic() {
+            Some(v) => self.b.build_return(Some(&v))?,
+            None => self.b.build_return(None)?,
+        };
+        if let Some(bb) = resume {
+            self.b.position_at_end(bb);
+        }
+        Ok(f)
     }
 
     /// The helper at `addr`, declared by name ([`CodegenEnv::symbol_of`]): the object holds
@@ -2238,7 +2336,7 @@ impl<'ctx> Gen<'ctx, '_> {
             BasicMetadataTypeEnum::from(self.i32t),
             args.len(),
         ));
-        self.call(helper, ret.fn_type(&params, false), args)
+        self.call_cold(helper, ret.fn_type(&params, false), args)
     }
 
     fn store(&mut self, i: &Insn, width: u8, pc: u32, index: u64) -> Result<()> {

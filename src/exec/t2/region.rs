@@ -11,7 +11,7 @@
 use crate::cpu::tlb::PAGE_MASK;
 use crate::exec::block::Block;
 use crate::isa::ops::OpClass;
-use crate::isa::Insn;
+use crate::isa::{Fusion, Insn};
 
 /// Most blocks in one region.
 pub const MAX_REGION_BLOCKS: usize = 64;
@@ -60,6 +60,39 @@ impl RegionBlock {
         call.then(|| self.end_pc())
     }
 
+    /// Whether the block ends in an indirect jump that links nothing and whose target is not
+    /// a constant: a function's return, as far as a region can tell.
+    pub fn ends_in_return(&self) -> bool {
+        self.insns.last().is_some_and(|last| {
+            last.op.class() == OpClass::Jalr
+                && last.rd == 0
+                && last.rs1 != 0
+                && self.pc_relative_jump_target().is_none()
+        })
+    }
+
+    /// The target of the block's ending `jalr` if a fused `auipc` right before it made its
+    /// base (`auipc ra, hi; jalr ra, lo(ra)`: a pc-relative call or tail call): a constant.
+    pub fn pc_relative_jump_target(&self) -> Option<u32> {
+        let [.., head, last] = self.insns.as_slice() else {
+            return None;
+        };
+        if head.fusion != Fusion::AuipcJalr
+            || last.op.class() != OpClass::Jalr
+            || head.rd != last.rs1
+        {
+            return None;
+        }
+        let last_pc = self.end_pc().wrapping_sub(last.len as u32);
+        let head_pc = last_pc.wrapping_sub(head.len as u32);
+        Some(
+            head_pc
+                .wrapping_add(head.imm as u32)
+                .wrapping_add(last.imm as u32)
+                & !1,
+        )
+    }
+
     /// The pcs control may go to after this block, when they are known statically.
     pub fn successors(&self) -> Vec<u32> {
         let Some(last) = self.insns.last() else {
@@ -72,7 +105,10 @@ impl RegionBlock {
             OpClass::Jal => vec![last_pc.wrapping_add(last.imm as u32)],
             // Constant folding turned the base into x0: the target is known.
             OpClass::Jalr if last.rs1 == 0 => vec![last.imm as u32 & !1],
-            OpClass::Jalr => self.predicted.into_iter().collect(),
+            OpClass::Jalr => match self.pc_relative_jump_target() {
+                Some(target) => vec![target],
+                None => self.predicted.into_iter().collect(),
+            },
             OpClass::System => Vec::new(),
             // The block ended at its size limit or the page end: it falls through.
             _ => vec![end],
@@ -166,11 +202,15 @@ impl RegionPlan {
     /// loop nest and drops the rest of the page's code that the trace reached (function
     /// prologues and epilogues, other loops, cold paths that leave), which LLVM's full
     /// pipeline would spend most of its time on. Edges are those [`Self::trace`] followed
-    /// (`follow_calls` as given to it). Without a cycle through the entry, the plan is kept.
+    /// (`follow_calls` as given to it); with `follow_calls`, also from each return (an
+    /// indirect jump that links nothing) that a call's target reaches to that call's return
+    /// site, where its code goes on: a recursive function's epilogue is on the cycle through
+    /// its calls, and a function called after a loop puts nothing on the loop. Without a
+    /// cycle through the entry, the plan is kept.
     pub fn entry_loop(self, follow_calls: bool) -> Self {
         let n = self.blocks.len();
         let index_of = |pc: u32| self.blocks.iter().position(|b| b.pc == pc);
-        let edges: Vec<Vec<usize>> = self
+        let mut edges: Vec<Vec<usize>> = self
             .blocks
             .iter()
             .map(|b| {
@@ -182,6 +222,37 @@ impl RegionPlan {
                     .collect()
             })
             .collect();
+        if follow_calls {
+            let mut return_edges = Vec::new();
+            for call in &self.blocks {
+                let (Some(site), Some(&callee)) = (
+                    call.return_site().and_then(index_of),
+                    call.successors().first(),
+                ) else {
+                    continue;
+                };
+                let Some(callee) = index_of(callee) else {
+                    continue;
+                };
+                let mut reached = vec![false; n];
+                reached[callee] = true;
+                let mut work = vec![callee];
+                while let Some(from) = work.pop() {
+                    if self.blocks[from].ends_in_return() {
+                        return_edges.push((from, site));
+                    }
+                    for &to in &edges[from] {
+                        if !reached[to] {
+                            reached[to] = true;
+                            work.push(to);
+                        }
+                    }
+                }
+            }
+            for (from, site) in return_edges {
+                edges[from].push(site);
+            }
+        }
         // Blocks that reach the entry: walk the edges backwards from it.
         let mut reaches_entry = vec![false; n];
         let mut work = vec![0usize];
@@ -273,6 +344,81 @@ mod tests {
             | ((off >> 11) & 1) << 20
             | ((off >> 12) & 0xff) << 12;
         block(pc, &[imm | 0x6f])
+    }
+
+    /// A block at `pc` calling `target` pc-relatively: `auipc ra, 0; jalr ra, off(ra)`, fused
+    /// as the block optimiser fuses them.
+    fn call_to(pc: u32, target: u32) -> RegionBlock {
+        let off = target.wrapping_sub(pc) as i32;
+        assert!((-0x800..0x800).contains(&off), "a short call");
+        let imm = (off as u32 & 0xfff) << 20;
+        let mut b = block(pc, &[0x0000_0097, imm | 1 << 15 | 1 << 7 | 0x67]);
+        b.insns[0].fusion = Fusion::AuipcJalr;
+        b
+    }
+
+    /// `jalr x0, 0(ra)`: a return.
+    const RET: u32 = 0x0000_8067;
+
+    #[test]
+    fn a_pc_relative_call_has_a_constant_target() {
+        let call = call_to(0x1004, 0x1200);
+        assert_eq!(call.pc_relative_jump_target(), Some(0x1200));
+        assert_eq!(call.successors(), vec![0x1200]);
+        assert_eq!(call.return_site(), Some(0x100c));
+        assert!(!call.ends_in_return());
+        // Unfused (the block optimiser off), the target is the register's: unknown.
+        let mut plain = call.clone();
+        plain.insns[0].fusion = Fusion::None;
+        assert_eq!(plain.pc_relative_jump_target(), None);
+        assert!(plain.successors().is_empty());
+        assert!(block(0x1200, &[RET]).ends_in_return());
+    }
+
+    #[test]
+    fn a_hot_loop_keeps_the_functions_it_calls_but_not_those_called_after_it() {
+        // 0x1000: beq a0, x0, 0x1100   loop head: leaves to 0x1100 when done
+        // 0x1004: call 0x1200          g, in the loop; returns to 0x100c
+        // 0x100c: jal x0, 0x1000       back edge
+        // 0x1100: call 0x1300          h, after the loop; returns to 0x1108
+        // 0x1108: jal x0, 0x2000       leaves the page
+        // 0x1200: ret (g)    0x1300: ret (h)
+        let blocks = [
+            block(0x1000, &[0x1005_0063]),
+            call_to(0x1004, 0x1200),
+            leave_to(0x100c, 0x1000),
+            call_to(0x1100, 0x1300),
+            leave_to(0x1108, 0x2000),
+            block(0x1200, &[RET]),
+            block(0x1300, &[RET]),
+        ];
+        assert_eq!(blocks[0].successors(), vec![0x1100, 0x1004]);
+        let plan = RegionPlan::trace(blocks[0].clone(), true, |pc| {
+            blocks.iter().find(|b| b.pc == pc).cloned()
+        });
+        assert_eq!(plan.blocks.len(), 7, "the trace follows calls and returns");
+        let pcs: Vec<u32> = plan.entry_loop(true).blocks.iter().map(|b| b.pc).collect();
+        assert_eq!(pcs, vec![0x1000, 0x1004, 0x1200, 0x100c]);
+    }
+
+    #[test]
+    fn a_recursive_functions_epilogue_stays_in_the_loop_that_recurses() {
+        // 0x1000: f: beq a0, x0, 0x1010   -> 0x1010 (epilogue) or 0x1004
+        // 0x1004: call 0x1000 (f itself); returns to 0x100c
+        // 0x100c: jal x0, 0x1000          loop back to f's head
+        // 0x1010: ret
+        let blocks = [
+            block(0x1000, &[0x0005_0863]),
+            call_to(0x1004, 0x1000),
+            leave_to(0x100c, 0x1000),
+            block(0x1010, &[RET]),
+        ];
+        let plan = RegionPlan::trace(blocks[0].clone(), true, |pc| {
+            blocks.iter().find(|b| b.pc == pc).cloned()
+        });
+        assert_eq!(plan.blocks.len(), 4);
+        // The return goes back to 0x100c (the recursive call's return site): on the cycle.
+        assert_eq!(plan.clone().entry_loop(true), plan);
     }
 
     #[test]
