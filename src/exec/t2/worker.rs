@@ -326,7 +326,28 @@ struct EpochCode {
     memory: CodeMemory,
 }
 
+/// LLVM's process-wide options, set once before the first compile.
+fn llvm_options() {
+    static SET: std::sync::Once = std::sync::Once::new();
+    SET.call_once(|| {
+        // The SLP vectorizer runs in `default<O2>` although `PassBuilderOptions` turn it off
+        // (`compile_object`); its own switch stops it. It was half of a full region's compile
+        // time, for nothing: a region's code is scalar.
+        let args = [c"rv32vm".as_ptr(), c"-vectorize-slp=false".as_ptr()];
+        // SAFETY: two NUL-terminated strings that outlive the call; no compile runs yet in
+        // this process (`Once`, before the thread's first compile).
+        unsafe {
+            inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
+                args.len() as i32,
+                args.as_ptr(),
+                std::ptr::null(),
+            )
+        };
+    });
+}
+
 fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &AtomicBool) {
+    llvm_options();
     // LLVM's target registry takes a global lock: under the fork guard like every compile.
     let (machines, context) = with_fork_guard(|| (Machines::new(), Context::create()));
     let mut engines: Vec<EpochCode> = Vec::new();
@@ -438,7 +459,8 @@ fn compile_object(
         // No vectorizers: a region's MXCSR flags are the guest's `fflags` (native FP), and
         // LLVM lowers some vector integer operations through SSE float conversions (a
         // variable shift became `pslld $23` + `cvttps2dq`), which raise inexact on lanes the
-        // region never uses. Guest code is scalar; regions lose nothing measurable.
+        // region never uses. Guest code is scalar; regions lose nothing measurable. (The SLP
+        // vectorizer needs its process-wide switch as well: `llvm_options`.)
         let options = PassBuilderOptions::create();
         options.set_loop_vectorization(false);
         options.set_loop_slp_vectorization(false);
