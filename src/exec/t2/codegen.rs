@@ -275,6 +275,7 @@ pub fn build_region<'ctx>(
         env,
         exit_bb: None,
         exits: std::cell::RefCell::new(Vec::new()),
+        reg_cache: std::cell::RefCell::new([None; 32]),
     };
     let uses_fp = plan
         .blocks
@@ -365,6 +366,12 @@ struct Gen<'ctx, 'a> {
     /// The shared exit block, and what each exit brings to it.
     exit_bb: Option<BasicBlock<'ctx>>,
     exits: std::cell::RefCell<Vec<ExitEdge<'ctx>>>,
+    /// A fast region (in place): each x register's value as last loaded or stored in the
+    /// basic block named with it. Reading it again in that block uses the value: no pass
+    /// forwards the store, and at O0 a value written and read back went through memory
+    /// (a crc32 loop's fast region stored and reloaded its registers between every two
+    /// instructions). Calls forget everything: helpers write registers in the hart.
+    reg_cache: std::cell::RefCell<[Option<(BasicBlock<'ctx>, IntValue<'ctx>)>; 32]>,
 }
 
 /// The FP state a region reads once at its entry ([`Gen::fp_entry`]).
@@ -571,8 +578,15 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     fn reg(&self, r: u8) -> Result<IntValue<'ctx>> {
+        if let Some(v) = self.cached_reg(r) {
+            return Ok(v);
+        }
         match self.reg_slot(r)? {
-            Some(slot) => Ok(self.b.build_load(self.i32t, slot, "")?.into_int_value()),
+            Some(slot) => {
+                let v = self.b.build_load(self.i32t, slot, "")?.into_int_value();
+                self.cache_reg(r, v);
+                Ok(v)
+            }
             None => Ok(self.c32(0)),
         }
     }
@@ -580,8 +594,30 @@ impl<'ctx> Gen<'ctx, '_> {
     fn set_reg(&self, r: u8, v: IntValue<'ctx>) -> Result<()> {
         if let Some(slot) = self.reg_slot(r)? {
             self.b.build_store(slot, v)?;
+            self.cache_reg(r, v);
         }
         Ok(())
+    }
+
+    /// `x[r]`'s value in the current basic block of a fast region, if it was loaded or stored
+    /// there since the last call ([`Gen::reg_cache`]).
+    fn cached_reg(&self, r: u8) -> Option<IntValue<'ctx>> {
+        let bb = self.b.get_insert_block()?;
+        match self.reg_cache.borrow()[usize::from(r & 31)] {
+            Some((at, v)) if self.in_place() && at == bb => Some(v),
+            _ => None,
+        }
+    }
+
+    fn cache_reg(&self, r: u8, v: IntValue<'ctx>) {
+        if let Some(bb) = self.b.get_insert_block().filter(|_| self.in_place()) {
+            self.reg_cache.borrow_mut()[usize::from(r & 31)] = Some((bb, v));
+        }
+    }
+
+    /// A call may write any register in the hart: forget the cached values.
+    fn forget_cached_regs(&self) {
+        *self.reg_cache.borrow_mut() = [None; 32];
     }
 
     /// Store the registers the region writes, and `instret`, to the hart.
@@ -1179,6 +1215,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
         all.extend_from_slice(args);
         let call = self.b.build_indirect_call(ty, f, &all, "")?;
+        self.forget_cached_regs();
         Ok(call
             .try_as_basic_value()
             .basic()
@@ -1215,6 +1252,7 @@ impl<'ctx> Gen<'ctx, '_> {
         all.extend_from_slice(args);
         let call = self.b.build_call(wrapper, &all, "")?;
         call.set_call_convention(PRESERVE_MOST_CC);
+        self.forget_cached_regs();
         Ok(call
             .try_as_basic_value()
             .basic()
