@@ -17,6 +17,9 @@ use crate::isa::{Fusion, Insn};
 pub const MAX_REGION_BLOCKS: usize = 64;
 /// Most guest instructions in one region.
 pub const MAX_REGION_INSNS: usize = 1024;
+/// While tier 1 runs the rest, a region whose entry is on no cycle needs at least this many
+/// instructions to be compiled: shorter straight code runs as fast in tier 1.
+pub const MIN_STRAIGHT_REGION_INSNS: usize = 16;
 
 /// One block of a region: its pc and (optimised) instructions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -201,13 +204,36 @@ impl RegionPlan {
     /// region entered at a loop header (where a long run in compiled code stops) keeps its
     /// loop nest and drops the rest of the page's code that the trace reached (function
     /// prologues and epilogues, other loops, cold paths that leave), which LLVM's full
-    /// pipeline would spend most of its time on. Edges are those [`Self::trace`] followed
-    /// (`follow_calls` as given to it); with `follow_calls`, also from each return (an
-    /// indirect jump that links nothing) that a call's target reaches to that call's return
-    /// site, where its code goes on: a recursive function's epilogue is on the cycle through
-    /// its calls, and a function called after a loop puts nothing on the loop. Without a
-    /// cycle through the entry, the plan is kept.
+    /// pipeline would spend most of its time on. Edges are those of [`Self::reaches_entry`].
+    /// Without a cycle through the entry, the plan is kept.
     pub fn entry_loop(self, follow_calls: bool) -> Self {
+        let reaches_entry = self.reaches_entry(follow_calls);
+        // Every block was traced from the entry, so reaching the entry puts it on a cycle.
+        if !reaches_entry[0] || reaches_entry.iter().all(|&r| r) {
+            return self;
+        }
+        let RegionPlan { entry_pc, blocks } = self;
+        let blocks = blocks
+            .into_iter()
+            .zip(reaches_entry)
+            .filter_map(|(b, keep)| keep.then_some(b))
+            .collect();
+        RegionPlan { entry_pc, blocks }
+    }
+
+    /// Whether the entry is on a cycle of the region (see [`Self::reaches_entry`]): control
+    /// can come back to it without leaving.
+    pub fn loops(&self, follow_calls: bool) -> bool {
+        self.reaches_entry(follow_calls)[0]
+    }
+
+    /// For each block, whether the entry can be reached from it inside the region. Edges are
+    /// those [`Self::trace`] followed (`follow_calls` as given to it); with `follow_calls`,
+    /// also from each return (an indirect jump that links nothing) that a call's target
+    /// reaches to that call's return site, where its code goes on: a recursive function's
+    /// epilogue is on the cycle through its calls, and a function called after a loop puts
+    /// nothing on the loop.
+    fn reaches_entry(&self, follow_calls: bool) -> Vec<bool> {
         let n = self.blocks.len();
         let index_of = |pc: u32| self.blocks.iter().position(|b| b.pc == pc);
         let mut edges: Vec<Vec<usize>> = self
@@ -253,7 +279,7 @@ impl RegionPlan {
                 edges[from].push(site);
             }
         }
-        // Blocks that reach the entry: walk the edges backwards from it.
+        // Walk the edges backwards from the entry.
         let mut reaches_entry = vec![false; n];
         let mut work = vec![0usize];
         while let Some(to) = work.pop() {
@@ -264,17 +290,7 @@ impl RegionPlan {
                 }
             }
         }
-        // Every block was traced from the entry, so reaching the entry puts it on a cycle.
-        if !reaches_entry[0] || reaches_entry.iter().all(|&r| r) {
-            return self;
-        }
-        let RegionPlan { entry_pc, blocks } = self;
-        let blocks = blocks
-            .into_iter()
-            .zip(reaches_entry)
-            .filter_map(|(b, keep)| keep.then_some(b))
-            .collect();
-        RegionPlan { entry_pc, blocks }
+        reaches_entry
     }
 }
 
@@ -316,6 +332,7 @@ mod tests {
             blocks: vec![inner.clone(), outer.clone()],
         };
         assert_eq!(plan.clone().entry_loop(false), plan, "all on the cycle");
+        assert!(plan.loops(false));
         // 0x1000: beq a0, x0, 0x1008 ; 0x1004: jal x0, 0x1000 ; 0x1008: jal x0, 0x2000
         let head = block(0x1000, &[0x00050463]);
         let latch = block(0x1004, &[0xffdff06f]);
@@ -334,6 +351,7 @@ mod tests {
         });
         assert_eq!(straight.blocks.len(), 2);
         assert_eq!(straight.clone().entry_loop(false), straight);
+        assert!(!straight.loops(false));
     }
 
     /// A block at `pc` of one `jal x0` to `target`.
@@ -419,6 +437,7 @@ mod tests {
         assert_eq!(plan.blocks.len(), 4);
         // The return goes back to 0x100c (the recursive call's return site): on the cycle.
         assert_eq!(plan.clone().entry_loop(true), plan);
+        assert!(plan.loops(true));
     }
 
     #[test]
