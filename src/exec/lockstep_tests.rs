@@ -1530,6 +1530,22 @@ fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_mi
     }
 }
 
+/// An outer loop of `outer` runs around an inner loop of `inner`, summing 3 per inner run in
+/// x2 (and x2 after each inner loop in x5), then `ecall`; all in one page.
+fn nested_loops(outer: i32, inner: i32) -> Vec<u8> {
+    code_of(&[
+        (0x1000, i_type(outer, 0, 0, 3, 0x13)), // addi x3, x0, outer
+        (0x1004, i_type(inner, 0, 0, 4, 0x13)), // outer: addi x4, x0, inner
+        (0x1008, i_type(3, 2, 0, 2, 0x13)),     // inner: addi x2, x2, 3
+        (0x100c, i_type(-1, 4, 0, 4, 0x13)),    // addi x4, x4, -1
+        (0x1010, b_type(0x1008 - 0x1010, 0, 4, 1)), // bne x4, x0, inner
+        (0x1014, r_type(0, 2, 5, 0, 5, 0x33)),  // add x5, x5, x2
+        (0x1018, i_type(-1, 3, 0, 3, 0x13)),    // addi x3, x3, -1
+        (0x101c, b_type(0x1004 - 0x101c, 0, 3, 1)), // bne x3, x0, outer
+        (0x1020, 0x0000_0073),                  // ecall
+    ])
+}
+
 #[test]
 #[cfg(all(tier1, tier2))]
 fn blocks_of_a_retired_fast_region_stop_calling_it() {
@@ -1539,17 +1555,7 @@ fn blocks_of_a_retired_fast_region_stop_calling_it() {
     // (its loop nest), which retires that fast region. Its other blocks must leave it (their
     // stubs would keep running the loops in the old fast code), and results stay the
     // interpreter's.
-    let code = code_of(&[
-        (0x1000, i_type(300, 0, 0, 3, 0x13)),       // addi x3, x0, 300
-        (0x1004, i_type(100, 0, 0, 4, 0x13)),       // outer: addi x4, x0, 100
-        (0x1008, i_type(3, 2, 0, 2, 0x13)),         // inner: addi x2, x2, 3
-        (0x100c, i_type(-1, 4, 0, 4, 0x13)),        // addi x4, x4, -1
-        (0x1010, b_type(0x1008 - 0x1010, 0, 4, 1)), // bne x4, x0, inner
-        (0x1014, r_type(0, 2, 5, 0, 5, 0x33)),      // add x5, x5, x2
-        (0x1018, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
-        (0x101c, b_type(0x1004 - 0x101c, 0, 3, 1)), // bne x3, x0, outer
-        (0x1020, 0x0000_0073),                      // ecall
-    ]);
+    let code = nested_loops(300, 100);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let limit = 400_000;
     let (reference, _) = run_from_start(
@@ -1617,17 +1623,7 @@ fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
     // region (which runs that block too) retires; the entry's new fast region stops at the
     // re-optimised block. Every result is the interpreter's, also when the instruction limit
     // falls inside the loops.
-    let code = code_of(&[
-        (0x1000, i_type(200, 0, 0, 3, 0x13)),       // addi x3, x0, 200
-        (0x1004, i_type(200, 0, 0, 4, 0x13)),       // outer: addi x4, x0, 200
-        (0x1008, i_type(3, 2, 0, 2, 0x13)),         // inner: addi x2, x2, 3
-        (0x100c, i_type(-1, 4, 0, 4, 0x13)),        // addi x4, x4, -1
-        (0x1010, b_type(0x1008 - 0x1010, 0, 4, 1)), // bne x4, x0, inner
-        (0x1014, r_type(0, 2, 5, 0, 5, 0x33)),      // add x5, x5, x2
-        (0x1018, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
-        (0x101c, b_type(0x1004 - 0x101c, 0, 3, 1)), // bne x3, x0, outer
-        (0x1020, 0x0000_0073),                      // ecall
-    ]);
+    let code = nested_loops(200, 200);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     for limit in [200_000, 77_777, 16_385] {
         let run_tier = |tier: Tier| {

@@ -1212,15 +1212,30 @@ impl<'ctx> Gen<'ctx, '_> {
         args: &[BasicMetadataValueEnum<'ctx>],
     ) -> Result<IntValue<'ctx>> {
         let f = self.helper_pointer(addr, ty)?;
+        let call = self
+            .b
+            .build_indirect_call(ty, f, &self.helper_args(args), "")?;
+        Ok(self.helper_result(call))
+    }
+
+    /// A helper's arguments: (hart, ctx, `args`...).
+    fn helper_args(
+        &self,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Vec<BasicMetadataValueEnum<'ctx>> {
         let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
         all.extend_from_slice(args);
-        let call = self.b.build_indirect_call(ty, f, &all, "")?;
+        all
+    }
+
+    /// What a helper call returns (0 if nothing); the helper may have written any register
+    /// in the hart.
+    fn helper_result(&self, call: inkwell::values::CallSiteValue<'ctx>) -> IntValue<'ctx> {
         self.forget_cached_regs();
-        Ok(call
-            .try_as_basic_value()
+        call.try_as_basic_value()
             .basic()
             .map(|v| v.into_int_value())
-            .unwrap_or_else(|| self.c32(0)))
+            .unwrap_or_else(|| self.c32(0))
     }
 
     /// [`Gen::call`] for a slow path the hot code rarely takes (TLB misses, devices,
@@ -1248,16 +1263,9 @@ impl<'ctx> Gen<'ctx, '_> {
             Some(f) => f,
             None => self.cold_wrapper(&name, addr, ty)?,
         };
-        let mut all: Vec<BasicMetadataValueEnum<'ctx>> = vec![self.hart.into(), self.rctx.into()];
-        all.extend_from_slice(args);
-        let call = self.b.build_call(wrapper, &all, "")?;
+        let call = self.b.build_call(wrapper, &self.helper_args(args), "")?;
         call.set_call_convention(PRESERVE_MOST_CC);
-        self.forget_cached_regs();
-        Ok(call
-            .try_as_basic_value()
-            .basic()
-            .map(|v| v.into_int_value())
-            .unwrap_or_else(|| self.c32(0)))
+        Ok(self.helper_result(call))
     }
 
     /// The `preserve_most` wrapper `name` of the helper at `addr` (see [`Gen::call_cold`]):
