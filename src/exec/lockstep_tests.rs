@@ -1532,6 +1532,7 @@ fn a_profiled_indirect_jump_goes_on_inside_its_region_and_stays_exact_when_it_mi
 
 /// An outer loop of `outer` runs around an inner loop of `inner`, summing 3 per inner run in
 /// x2 (and x2 after each inner loop in x5), then `ecall`; all in one page.
+#[cfg(tier2)]
 fn nested_loops(outer: i32, inner: i32) -> Vec<u8> {
     code_of(&[
         (0x1000, i_type(outer, 0, 0, 3, 0x13)), // addi x3, x0, outer
