@@ -1616,6 +1616,42 @@ fn blocks_of_a_retired_fast_region_stop_calling_it() {
 }
 
 #[test]
+#[cfg(all(tier1, tier2))]
+fn with_tier_1_on_a_few_straight_instructions_get_no_region() {
+    // Plain `--tier t2`: a hot block whose region would be a few instructions on no cycle
+    // (here the final `ecall`) stays in tier 1, and is never asked for again; a short loop
+    // (the inner loop, three instructions) gets its region.
+    let code = nested_loops(3, 3);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let mut plat = TestPlatform::new(&code, &data, false, false);
+    let mut hart = Hart::new();
+    hart.pc = CODE_BASE;
+    let mut engine = Engine::new(EngineConfig {
+        tier: Tier::T2,
+        ir: ALL_PASSES,
+        t2_threshold: u32::MAX,
+        deterministic: true,
+        ..EngineConfig::default()
+    });
+    engine.run_blocks(&mut hart, &mut plat, 10_000);
+    let ecall = CODE_BASE + 0x20;
+    assert_eq!(hart.pc, ecall, "the run stopped at the ecall");
+    let first = crate::exec::t2::RegionAsk::First;
+    assert_eq!(
+        engine.request_region_at(&mut hart, &mut plat, ecall, first),
+        0
+    );
+    let host = super::block::fetch_host(&mut hart, &mut plat, ecall).expect("mapped");
+    let idx = engine.by_host[&host];
+    assert!(!engine.t2.wants(idx), "declined for the rest of the epoch");
+    let inner = CODE_BASE + 8;
+    assert_ne!(
+        engine.request_region_at(&mut hart, &mut plat, inner, first),
+        0
+    );
+}
+
+#[test]
 #[cfg(tier2)]
 fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
     // An outer loop around an inner loop, one page: `--tier t2` compiles one fast region at
