@@ -1547,6 +1547,23 @@ fn nested_loops(outer: i32, inner: i32) -> Vec<u8> {
     ])
 }
 
+/// Plain `--tier t2` (tier 1 on) at `CODE_BASE` of `code`, with no region but those a test asks
+/// for (`Engine::request_region_at`), each compiled before the run goes on.
+#[cfg(all(tier1, tier2))]
+fn regions_on_request(code: &[u8], data: &[u8]) -> (TestPlatform, Hart, Engine) {
+    let plat = TestPlatform::new(code, data, false, false);
+    let mut hart = Hart::new();
+    hart.pc = CODE_BASE;
+    let engine = Engine::new(EngineConfig {
+        tier: Tier::T2,
+        ir: ALL_PASSES,
+        t2_threshold: u32::MAX,
+        deterministic: true,
+        ..EngineConfig::default()
+    });
+    (plat, hart, engine)
+}
+
 #[test]
 #[cfg(all(tier1, tier2))]
 fn blocks_of_a_retired_fast_region_stop_calling_it() {
@@ -1570,17 +1587,7 @@ fn blocks_of_a_retired_fast_region_stop_calling_it() {
         |_| {},
     );
     assert_eq!(reference.x[2], 3 * 100 * 300, "the interpreter's sum");
-    let mut plat = TestPlatform::new(&code, &data, false, false);
-    let mut hart = Hart::new();
-    hart.pc = CODE_BASE;
-    let mut engine = Engine::new(EngineConfig {
-        tier: Tier::T2,
-        ir: ALL_PASSES,
-        // No region but those asked for below, each compiled before the run goes on.
-        t2_threshold: u32::MAX,
-        deterministic: true,
-        ..EngineConfig::default()
-    });
+    let (mut plat, mut hart, mut engine) = regions_on_request(&code, &data);
     // Tier 1 compiles the loops' blocks (`run_blocks`: a run with a limit ends in
     // one-instruction blocks, which drops them).
     engine.run_blocks(&mut hart, &mut plat, 2_000);
@@ -1623,16 +1630,7 @@ fn with_tier_1_on_a_few_straight_instructions_get_no_region() {
     // (the inner loop, three instructions) gets its region.
     let code = nested_loops(3, 3);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let mut plat = TestPlatform::new(&code, &data, false, false);
-    let mut hart = Hart::new();
-    hart.pc = CODE_BASE;
-    let mut engine = Engine::new(EngineConfig {
-        tier: Tier::T2,
-        ir: ALL_PASSES,
-        t2_threshold: u32::MAX,
-        deterministic: true,
-        ..EngineConfig::default()
-    });
+    let (mut plat, mut hart, mut engine) = regions_on_request(&code, &data);
     engine.run_blocks(&mut hart, &mut plat, 10_000);
     let ecall = CODE_BASE + 0x20;
     assert_eq!(hart.pc, ecall, "the run stopped at the ecall");

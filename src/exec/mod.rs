@@ -619,22 +619,18 @@ impl Engine {
             members.push((i, target_host, target));
             Some(t2::region::RegionBlock::new(target, b, predict))
         });
-        // Hot code: the loop nest it runs in, not everything the page reaches. So too for a
-        // fast region while tier 1 runs the rest (the guest waits for its compile); without
-        // tier 1, a fast region runs everything its entry reaches.
-        let plan = if opt == T2Opt::Full || self.policy.t1_enabled() {
+        // Hot code: the loop nest it runs in, not everything the page reaches.
+        let plan = if self.policy.t2_loop_nest_only(opt) {
             plan.entry_loop(follow_calls)
         } else {
             plan
         };
-        // A few instructions on no cycle (a trap handler's path, reached from the run loop
-        // after every trap) run no faster in a region than in tier 1: not worth a compile,
-        // which the guest may wait for. An OpenSBI boot under `--tier t2` compiled 20 of them
-        // (to the prompt: 0.315-0.322 s -> 0.295-0.310 s; without OpenSBI 0.29 -> 0.27 s).
+        // An OpenSBI boot under `--tier t2` compiled 20 short straight regions (to the prompt:
+        // 0.315-0.322 s -> 0.295-0.310 s without them; without OpenSBI 0.29 -> 0.27 s).
         if first
-            && self.policy.t1_enabled()
-            && plan.insn_count() < t2::region::MIN_STRAIGHT_REGION_INSNS
-            && !plan.loops(follow_calls)
+            && !self
+                .policy
+                .t2_worth_compiling(plan.insn_count(), || plan.loops(follow_calls))
         {
             self.t2.decline(idx);
             return 0;

@@ -57,6 +57,11 @@ pub const DEFAULT_T2_THRESHOLD_SYNC: u32 = 4096;
 /// run loop learns where the guest spends its time.
 pub const DEFAULT_T2_REOPTIMISE_THRESHOLD: u32 = 4;
 
+/// While tier 1 runs the rest, a region whose entry is on no cycle needs at least this many
+/// instructions to be compiled: shorter straight code (a trap handler's path, entered from the
+/// run loop after every trap) runs as fast in tier 1, and the guest may wait for the compile.
+pub const MIN_STRAIGHT_REGION_INSNS: usize = 16;
+
 /// How hard tier 2's compiler (LLVM) optimises a region: the trade between compile time and
 /// code quality.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -255,6 +260,19 @@ impl Policy {
         #[cfg(not(tier2))]
         let native = |_: &crate::isa::Insn| true;
         !self.t1_enabled() || insns.iter().all(native)
+    }
+
+    /// Whether a region compiled at `opt` keeps only its entry's loop nest: hot code, and a
+    /// fast region while tier 1 runs the rest. Without tier 1 a fast region runs everything
+    /// its entry reaches.
+    pub fn t2_loop_nest_only(&self, opt: T2Opt) -> bool {
+        opt == T2Opt::Full || self.t1_enabled()
+    }
+
+    /// Whether a first region of `insns` instructions, whose entry is on a cycle (`loops`) or
+    /// not, is worth compiling ([`MIN_STRAIGHT_REGION_INSNS`]).
+    pub fn t2_worth_compiling(&self, insns: usize, loops: impl FnOnce() -> bool) -> bool {
+        !self.t1_enabled() || insns >= MIN_STRAIGHT_REGION_INSNS || loops()
     }
 
     /// Whether the run loop waits for tier 2 (`--tier t2`, or a deterministic run).

@@ -88,15 +88,6 @@ pub const REGION_SYMBOL: &str = "rv32_region";
 /// Symbol prefixes of the helpers in a region's object: the plain ones and the folding ones.
 const PLAIN_HELPER: &str = "rv32.helper.";
 const FOLDING_HELPER: &str = "rv32.folding_helper.";
-/// Where a block's ending `jalr` goes.
-#[derive(Clone, Copy)]
-enum JumpTarget {
-    /// A constant (`RegionBlock::pc_relative_jump_target`).
-    Known(u32),
-    /// Its base register plus its offset; maybe profiled to this target.
-    Computed(Option<u32>),
-}
-
 /// Prefix of the `preserve_most` wrappers of slow-path helpers ([`Gen::call_cold`]).
 const COLD_WRAPPER: &str = "rv32.cold.";
 /// LLVM's calling convention number for `preserve_mostcc`.
@@ -2635,6 +2626,15 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         })
     }
+}
+
+/// Where a block's ending `jalr` goes.
+#[derive(Clone, Copy)]
+enum JumpTarget {
+    /// A constant (`RegionBlock::pc_relative_jump_target`).
+    Known(u32),
+    /// Its base register plus its offset; maybe profiled to this target.
+    Computed(Option<u32>),
 }
 
 /// How emission goes on after an instruction.

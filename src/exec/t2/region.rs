@@ -17,9 +17,6 @@ use crate::isa::{Fusion, Insn};
 pub const MAX_REGION_BLOCKS: usize = 64;
 /// Most guest instructions in one region.
 pub const MAX_REGION_INSNS: usize = 1024;
-/// While tier 1 runs the rest, a region whose entry is on no cycle needs at least this many
-/// instructions to be compiled: shorter straight code runs as fast in tier 1.
-pub const MIN_STRAIGHT_REGION_INSNS: usize = 16;
 
 /// One block of a region: its pc and (optimised) instructions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
