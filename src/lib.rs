@@ -151,8 +151,8 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         );
         let _ = writeln!(
             out,
-            "    compile failures    {}, dropped stale {}",
-            t2.compile_failures, t2.dropped_stale
+            "    compile failures    {}, dropped stale {}, expired in the queue {}",
+            t2.compile_failures, t2.dropped_stale, t2.expired
         );
         if t2.reoptimised > 0 {
             let _ = writeln!(

@@ -1624,6 +1624,62 @@ fn blocks_of_a_retired_fast_region_stop_calling_it() {
 
 #[test]
 #[cfg(all(tier1, tier2))]
+fn blocks_of_a_region_being_compiled_ask_for_none_of_their_own() {
+    // Under `auto` regions compile in the background. While the outer loop's region (its
+    // loop nest holds the inner loop) compiles, the inner loop's block must not ask for a
+    // region of its own (each block of a quicksort's nest did, 15 compiles of one nest); once
+    // the region is installed, the inner loop runs in it.
+    let code = nested_loops(300, 100);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let mut plat = TestPlatform::new(&code, &data, false, false);
+    let mut hart = Hart::new();
+    hart.pc = CODE_BASE;
+    let mut engine = Engine::new(EngineConfig {
+        tier: Tier::Auto,
+        ir: ALL_PASSES,
+        t1_threshold: 0,
+        t2_threshold: u32::MAX,
+        ..EngineConfig::default()
+    });
+    engine.run_blocks(&mut hart, &mut plat, 2_000);
+    let (outer, inner) = (CODE_BASE + 0x14, CODE_BASE + 8);
+    let mut index = |pc: u32| {
+        let host = super::block::fetch_host(&mut hart, &mut plat, pc).expect("mapped");
+        engine.by_host[&host]
+    };
+    let inner_idx = index(inner);
+    assert!(
+        engine.t2.wants(inner_idx),
+        "the inner loop has no region yet"
+    );
+    let first = crate::exec::t2::RegionAsk::First;
+    assert_eq!(
+        engine.request_region_at(&mut hart, &mut plat, outer, first),
+        0,
+        "compiled in the background"
+    );
+    assert!(
+        !engine.t2.wants(inner_idx),
+        "the inner loop asks for a region while its nest's compiles"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while engine.t2.busy() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the region never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        engine.install_finished::<TestPlatform>();
+    }
+    assert_ne!(
+        engine.t2.region_for(inner_idx, inner),
+        0,
+        "the inner loop runs in its nest's region"
+    );
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
 fn with_tier_1_on_a_few_straight_instructions_get_no_region() {
     // Plain `--tier t2`: a hot block whose region would be a few instructions on no cycle
     // (here the final `ecall`) stays in tier 1, and is never asked for again; a short loop

@@ -135,6 +135,7 @@ pub struct T2Stats {
     pub regions_compiled: u64,
     pub compile_failures: u64,
     pub dropped_stale: u64,
+    pub expired: u64,
     pub compile_time: Duration,
     pub region_insns: u64,
     pub region_blocks: u64,
@@ -883,6 +884,13 @@ impl Engine {
         if self.t2.busy() {
             for f in self.t2.poll() {
                 self.install_region::<P>(f);
+            }
+            // Blocks whose regions expired in the compile queue start earning tier 2 again.
+            let cooled = self.policy.t2_cooled_runs();
+            for idx in self.t2.take_expired() {
+                if let Some(b) = self.blocks.get_mut(idx as usize) {
+                    b.profile.runs = b.profile.runs.min(cooled);
+                }
             }
         }
     }

@@ -227,6 +227,13 @@ impl Policy {
         self.t2_after.is_some_and(|after| runs > after)
     }
 
+    /// The run count a block goes back to when its region expired unstarted in the compile
+    /// queue: it must earn the tier-2 threshold again (as after its tier-1 compile) before it
+    /// asks for another.
+    pub fn t2_cooled_runs(&self) -> u32 {
+        self.t1_after.unwrap_or(0)
+    }
+
     /// Whether regions compiled fast are compiled again with full optimisation when hot.
     #[inline(always)]
     pub fn t2_reoptimises(&self) -> bool {
