@@ -2,8 +2,9 @@
 //! FMA3) the four fused multiply-adds, single and double, and the narrowing `fcvt.s.d`, as one
 //! SSE/FMA instruction each (LLVM
 //! inline assembly), bit-exact with the SoftFloat interpreter under the rules tier 1's GEN_FP
-//! follows (docs/codegen.md): only round-to-nearest-even runs natively, a NaN result or a
-//! badly boxed single goes to the helper, which recomputes the instruction, and MXCSR's flags
+//! follows (docs/codegen.md): only round-to-nearest-even runs natively, a badly boxed single
+//! or a fused multiply-add's NaN result goes to the helper, which recomputes the instruction
+//! (another operation's NaN result becomes the canonical NaN in place), and MXCSR's flags
 //! become `fflags`: a region with native operations loads MXCSR clean at its entry and folds
 //! MXCSR's flags into `fflags` at its exit, and the helpers it calls (`abi`'s folding ones)
 //! fold before their work and load MXCSR clean after it, so host code never adds flags and a
@@ -24,6 +25,18 @@ pub struct NativeFp {
     pub source_double: bool,
     /// Source operands: 1 (`fsqrt`, `fcvt.s.d`), 2, or 3 (fused multiply-adds).
     pub operands: u8,
+}
+
+impl NativeFp {
+    /// Whether a NaN result may be written natively, as RISC-V's canonical NaN: x86 raises
+    /// the very flags RISC-V does when these operations make a NaN (invalid for a signaling
+    /// operand or an invalid operation, nothing else; denormal-operand is not an IEEE flag and
+    /// never reaches `fflags`), and only the NaN itself differs (x86 propagates an operand's
+    /// payload, or makes a negative default NaN). Not the fused multiply-adds: whether
+    /// `0 * inf + qNaN` raises invalid is the implementation's choice, and RISC-V's is yes.
+    pub fn canonicalises_nan(&self) -> bool {
+        self.operands != 3
+    }
 }
 
 /// The native form of `op`, if it has one on this host.
