@@ -267,6 +267,7 @@ pub fn build_region<'ctx>(
         exit_bb: None,
         exits: std::cell::RefCell::new(Vec::new()),
         reg_cache: std::cell::RefCell::new([None; 32]),
+        fp_known: std::cell::Cell::new(FpKnown::default()),
     };
     let uses_fp = plan
         .blocks
@@ -363,6 +364,25 @@ struct Gen<'ctx, 'a> {
     /// (a crc32 loop's fast region stored and reloaded its registers between every two
     /// instructions). Calls forget everything: helpers write registers in the hart.
     reg_cache: std::cell::RefCell<[Option<(BasicBlock<'ctx>, IntValue<'ctx>)>; 32]>,
+    /// What the F/D instructions generated so far in the current guest block established
+    /// about the FP state read at the region's entry ([`FpKnown`]).
+    fp_known: std::cell::Cell<FpKnown>,
+}
+
+/// Facts about the FP state read at a region's entry (which nothing in a region changes)
+/// that hold at the current point of a guest block's code, because an earlier F/D
+/// instruction of the block tested them and every path where they were false left the
+/// region. A later instruction of the block skips the test: nbody's hot region tested FP and
+/// `frm` before each of its 123 F/D instructions, each test an exit edge carrying every live
+/// register, where 7 (one per guest block) do.
+#[derive(Clone, Copy, Default)]
+struct FpKnown {
+    /// FP is on: an F/D instruction completed (with FP off it traps, natively or in its
+    /// helper).
+    on: bool,
+    /// FP is on and `frm` is RNE: a native operation with dynamic rounding went on past its
+    /// side exit.
+    on_rne: bool,
 }
 
 /// The FP state a region reads once at its entry ([`Gen::fp_entry`]).
@@ -930,6 +950,13 @@ impl<'ctx> Gen<'ctx, '_> {
         unlikely: BasicBlock<'ctx>,
         likely: BasicBlock<'ctx>,
     ) -> Result<()> {
+        // A test settled at compile time (an FP state an earlier instruction tested,
+        // `FpKnown`) leaves `unlikely` without a predecessor, and it is not generated.
+        if let Some(c) = cond.get_zero_extended_constant() {
+            self.b
+                .build_unconditional_branch(if c != 0 { unlikely } else { likely })?;
+            return Ok(());
+        }
         let br = self.b.build_conditional_branch(cond, unlikely, likely)?;
         let weights = self.context.metadata_node(&[
             self.context.metadata_string("branch_weights").into(),
@@ -1068,6 +1095,8 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     fn block(&mut self, block: &RegionBlock) -> Result<()> {
+        // Entered from other blocks too: nothing is known of the FP state yet.
+        self.fp_known.set(FpKnown::default());
         let n = block.insns.len();
         let mut pc = block.pc;
         let mut index = 0;
@@ -1494,6 +1523,54 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// Whether an F/D operation with rounding field `rm` may run natively:
+    /// [`FpEntry::runs_natively`], or true where an earlier one of this guest block
+    /// established it ([`FpKnown`]).
+    fn fp_runs_natively(&self, fp: &FpEntry<'ctx>, rm: u8) -> IntValue<'ctx> {
+        let known = self.fp_known.get();
+        if known.on_rne || (rm != 7 && known.on) {
+            self.context.bool_type().const_all_ones()
+        } else {
+            fp.runs_natively(rm)
+        }
+    }
+
+    /// Whether FP is on: [`FpEntry::on`], or true where an earlier F/D instruction of this
+    /// guest block established it.
+    fn fp_on(&self, fp: &FpEntry<'ctx>) -> IntValue<'ctx> {
+        if self.fp_known.get().on {
+            self.context.bool_type().const_all_ones()
+        } else {
+            fp.on
+        }
+    }
+
+    /// An F/D instruction (rounding field `rm`, for a native computation; the `index`-th of
+    /// its block) is generated: past it FP is on, and past a native computation with dynamic
+    /// rounding that side-exits ([`Self::fp_side_exits`]) when it cannot run, `frm` is RNE.
+    fn fp_done(&self, rm: Option<u8>, index: u64) {
+        let mut known = self.fp_known.get();
+        known.on = true;
+        known.on_rne |= rm == Some(7) && self.fp_side_exits(index);
+        self.fp_known.set(known);
+    }
+
+    /// Whether the unusual case of the `index`-th instruction of a block leaves the region
+    /// (a side exit, [`Self::fp_unusual_then`]) instead of calling the helper.
+    fn fp_side_exits(&self, index: u64) -> bool {
+        index != 0 && self.env.opt != T2Opt::Fast
+    }
+
+    /// Whether `bb` has no predecessor (a branch to it was settled at compile time): then it
+    /// is deleted, not generated.
+    fn unreached(bb: BasicBlock<'ctx>) -> bool {
+        if bb.get_first_use().is_some() {
+            return false;
+        }
+        // SAFETY: nothing refers to the block (no use), and it has no instructions yet.
+        unsafe { bb.delete() }.is_ok()
+    }
+
     /// The FP state read at the region's entry ([`Gen::fp_entry`]).
     fn fp_state(&self) -> Result<FpEntry<'ctx>> {
         self.fp_entry.ok_or(CodegenError::Builder(
@@ -1529,9 +1606,8 @@ impl<'ctx> Gen<'ctx, '_> {
             Op::Fsw => (4, true),
             _ => (8, true),
         };
-        let FpEntry {
-            on: fs_on, mstatus, ..
-        } = self.fp_state()?;
+        let fp = self.fp_state()?;
+        let (fs_on, mstatus) = (self.fp_on(&fp), fp.mstatus);
         let va = self.guest_va(i)?;
         let unchecked = self.unchecked_address(va)?;
         let (ok, entry) = match unchecked {
@@ -1546,7 +1622,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.new_bb("fpm_slow"),
             self.new_bb("fpm_done"),
         );
-        self.b.build_conditional_branch(ok, fast, slow)?;
+        self.branch_unlikely(self.b.build_not(ok, "")?, slow, fast)?;
         self.b.position_at_end(fast);
         let (host, align) = match (unchecked, entry) {
             (Some(host), _) => (host, 1),
@@ -1578,10 +1654,12 @@ impl<'ctx> Gen<'ctx, '_> {
             // computations (`fp_unusual_then`). TLB misses, which a checked access takes,
             // stay helper calls: they are common, and the block built at a side exit would
             // be compiled once more.
-            self.fp_unusual_then(i, pc, index, slow, done)
+            self.fp_unusual_then(i, pc, index, slow, done)?;
         } else {
-            self.helper_then(i, pc, index, slow, done)
+            self.helper_then(i, pc, index, slow, done)?;
         }
+        self.fp_done(None, index);
+        Ok(())
     }
 
     /// Write `f[rd]` with `bits` (an `i64`, or an `i32` single that gets NaN-boxed) and mark
@@ -1608,6 +1686,10 @@ impl<'ctx> Gen<'ctx, '_> {
         slow: BasicBlock<'ctx>,
         done: BasicBlock<'ctx>,
     ) -> Result<()> {
+        if Self::unreached(slow) {
+            self.b.position_at_end(done);
+            return Ok(());
+        }
         self.b.position_at_end(slow);
         self.helper_insn(i, pc, index)?;
         self.b.build_unconditional_branch(done)?;
@@ -1636,7 +1718,11 @@ impl<'ctx> Gen<'ctx, '_> {
         slow: BasicBlock<'ctx>,
         done: BasicBlock<'ctx>,
     ) -> Result<()> {
-        if index == 0 || self.env.opt == T2Opt::Fast {
+        if Self::unreached(slow) {
+            self.b.position_at_end(done);
+            return Ok(());
+        }
+        if !self.fp_side_exits(index) {
             return self.helper_then(i, pc, index, slow, done);
         }
         self.b.position_at_end(slow);
@@ -1753,7 +1839,7 @@ impl<'ctx> Gen<'ctx, '_> {
         );
         let fp = self.fp_state()?;
         let mstatus = fp.mstatus;
-        let mut ok = fp.runs_natively(i.rm);
+        let mut ok = self.fp_runs_natively(&fp, i.rm);
         let mut values = Vec::with_capacity(sources.len());
         for &r in sources {
             let v = if source_double {
@@ -1824,7 +1910,9 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(commit);
         self.write_f(i.rd, bits, mstatus)?;
         self.b.build_unconditional_branch(done)?;
-        self.fp_unusual_then(i, pc, index, slow, done)
+        self.fp_unusual_then(i, pc, index, slow, done)?;
+        self.fp_done(Some(i.rm), index);
+        Ok(())
     }
 
     /// `fcvt.w.s` / `fcvt.w.d` `i` natively ([`native_fp::to_int`]) when FP is on, a dynamic
@@ -1845,7 +1933,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.new_bb("cvt_done"),
         );
         let fp = self.fp_state()?;
-        let mut ok = fp.runs_natively(i.rm);
+        let mut ok = self.fp_runs_natively(&fp, i.rm);
         // The biased exponent; to an unsigned word with the sign bit above it, so a negative
         // source is never below the limit.
         let (bits, exponent, fty) = if conversion.double {
@@ -1902,7 +1990,9 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_int_value();
         self.set_reg(i.rd, r)?;
         self.b.build_unconditional_branch(done)?;
-        self.fp_unusual_then(i, pc, index, slow, done)
+        self.fp_unusual_then(i, pc, index, slow, done)?;
+        self.fp_done(Some(i.rm), index);
+        Ok(())
     }
 
     /// `f[r]` as a single: its low half, and whether it is NaN-boxed.
@@ -1944,11 +2034,9 @@ impl<'ctx> Gen<'ctx, '_> {
             self.new_bb("xfp_fast"),
             self.new_bb("xfp_done"),
         );
-        let FpEntry {
-            on: mut ok,
-            mstatus,
-            ..
-        } = self.fp_state()?;
+        let fp = self.fp_state()?;
+        let mstatus = fp.mstatus;
+        let mut ok = self.fp_on(&fp);
         let double = matches!(
             i.op,
             FsgnjD | FsgnjnD | FsgnjxD | FeqD | FltD | FleD | FminD | FmaxD | FclassD
@@ -2073,7 +2161,9 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         self.b.build_unconditional_branch(done)?;
-        self.fp_unusual_then(i, pc, index, slow, done)
+        self.fp_unusual_then(i, pc, index, slow, done)?;
+        self.fp_done(None, index);
+        Ok(())
     }
 
     /// `fmin` (`min`) or `fmax` of the single (`i32`) or double (`i64`) bits `a` and `b`,
