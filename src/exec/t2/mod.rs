@@ -208,7 +208,7 @@ pub struct Tier2 {
     /// this epoch.
     requested: AddrSet<u32>,
     pending: AddrMap<u64, Pending>,
-    /// The blocks of this epoch's pending regions (entries and members), with how many
+    /// The blocks of this epoch's pending first regions (entries and members), with how many
     /// pending regions have each: a block of a loop nest whose region is being compiled gets
     /// that region when it is installed, so it asks for none of its own meanwhile (under
     /// `auto`, quicksort's nest was compiled once per entry block: 15 times, 0.34 s of CPU).
@@ -293,9 +293,12 @@ impl Tier2 {
         !self.broken && !self.requested.contains(&idx) && !self.pending_blocks.contains_key(&idx)
     }
 
-    /// Note a region asked for (`add`) or no longer pending.
+    /// Note a region asked for (`add`) or no longer pending. Only first asks count: under
+    /// `--tier t2` those are compiled before the block runs, and a block that a
+    /// re-optimisation in the background will cover still gets its region before it first
+    /// runs (with `--t2-threshold 0` every instruction runs in tier 2).
     fn track_pending(&mut self, p: &Pending, add: bool) {
-        if p.epoch != self.epoch {
+        if p.epoch != self.epoch || p.ask != RegionAsk::First {
             return;
         }
         for idx in p.blocks() {
