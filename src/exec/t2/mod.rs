@@ -545,10 +545,15 @@ impl Tier2 {
                 self.stats.expired += 1;
                 if p.epoch == self.epoch {
                     match p.ask {
-                        RegionAsk::First => self.requested.remove(&p.block),
-                        RegionAsk::Reoptimise => self.reoptimise_asked.remove(&p.block),
-                    };
-                    self.expired.push(p.block);
+                        RegionAsk::First => {
+                            self.requested.remove(&p.block);
+                            self.expired.push(p.block);
+                        }
+                        // Samples, not runs, ask again for a re-optimisation.
+                        RegionAsk::Reoptimise => {
+                            self.reoptimise_asked.remove(&p.block);
+                        }
+                    }
                 }
                 None
             }
