@@ -1614,17 +1614,33 @@ fn nested_loops(outer: i32, inner: i32) -> Vec<u8> {
 /// for (`Engine::request_region_at`), each compiled before the run goes on.
 #[cfg(all(tier1, tier2))]
 fn regions_on_request(code: &[u8], data: &[u8]) -> (TestPlatform, Hart, Engine) {
+    engine_at_start(
+        code,
+        data,
+        EngineConfig {
+            tier: Tier::T2,
+            ir: ALL_PASSES,
+            t2_threshold: u32::MAX,
+            deterministic: true,
+            ..EngineConfig::default()
+        },
+    )
+}
+
+/// An engine made with `config`, and a hart at `CODE_BASE` of `code` (paged memory).
+#[cfg(all(tier1, tier2))]
+fn engine_at_start(code: &[u8], data: &[u8], config: EngineConfig) -> (TestPlatform, Hart, Engine) {
     let plat = TestPlatform::new(code, data, false, false);
     let mut hart = Hart::new();
     hart.pc = CODE_BASE;
-    let engine = Engine::new(EngineConfig {
-        tier: Tier::T2,
-        ir: ALL_PASSES,
-        t2_threshold: u32::MAX,
-        deterministic: true,
-        ..EngineConfig::default()
-    });
-    (plat, hart, engine)
+    (plat, hart, Engine::new(config))
+}
+
+/// The index of the decoded block at `pc`.
+#[cfg(all(tier1, tier2))]
+fn block_index(engine: &Engine, hart: &mut Hart, plat: &mut TestPlatform, pc: u32) -> u32 {
+    let host = super::block::fetch_host(hart, plat, pc).expect("mapped");
+    engine.by_host[&host]
 }
 
 #[test]
@@ -1694,23 +1710,20 @@ fn blocks_of_a_region_being_compiled_ask_for_none_of_their_own() {
     // the region is installed, the inner loop runs in it.
     let code = nested_loops(300, 100);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let mut plat = TestPlatform::new(&code, &data, false, false);
-    let mut hart = Hart::new();
-    hart.pc = CODE_BASE;
-    let mut engine = Engine::new(EngineConfig {
-        tier: Tier::Auto,
-        ir: ALL_PASSES,
-        t1_threshold: 0,
-        t2_threshold: u32::MAX,
-        ..EngineConfig::default()
-    });
+    let (mut plat, mut hart, mut engine) = engine_at_start(
+        &code,
+        &data,
+        EngineConfig {
+            tier: Tier::Auto,
+            ir: ALL_PASSES,
+            t1_threshold: 0,
+            t2_threshold: u32::MAX,
+            ..EngineConfig::default()
+        },
+    );
     engine.run_blocks(&mut hart, &mut plat, 2_000);
     let (outer, inner) = (CODE_BASE + 0x14, CODE_BASE + 8);
-    let mut index = |pc: u32| {
-        let host = super::block::fetch_host(&mut hart, &mut plat, pc).expect("mapped");
-        engine.by_host[&host]
-    };
-    let inner_idx = index(inner);
+    let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
     assert!(
         engine.t2.wants(inner_idx),
         "the inner loop has no region yet"
@@ -1758,8 +1771,7 @@ fn with_tier_1_on_a_few_straight_instructions_get_no_region() {
         engine.request_region_at(&mut hart, &mut plat, ecall, first),
         0
     );
-    let host = super::block::fetch_host(&mut hart, &mut plat, ecall).expect("mapped");
-    let idx = engine.by_host[&host];
+    let idx = block_index(&engine, &mut hart, &mut plat, ecall);
     assert!(!engine.t2.wants(idx), "declined for the rest of the epoch");
     let inner = CODE_BASE + 8;
     assert_ne!(

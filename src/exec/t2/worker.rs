@@ -408,8 +408,8 @@ fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &Atomi
             }
             next = jobs.try_recv().ok();
         }
-        while queue.len() > MAX_QUEUED_JOBS {
-            let Some(old) = queue.pop_front() else { break };
+        let excess = queue.len().saturating_sub(MAX_QUEUED_JOBS);
+        for old in queue.drain(..excess) {
             let answer = CompileDone {
                 id: old.id,
                 epoch: old.epoch,
