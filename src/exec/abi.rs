@@ -62,8 +62,9 @@ impl Helpers {
     }
 
     /// The helpers for platform type `P` that code with native FP operations calls: each
-    /// folds MXCSR's flags into the hart first and loads MXCSR clean after (`folding`). The
-    /// chaining and dispatch helpers are the plain ones: code folds before it leaves.
+    /// takes MXCSR's flags into the hart first and drops any its own work raised after
+    /// (`folding`). The chaining and dispatch helpers always do: compiled code goes on after
+    /// them with the flags it left pending in MXCSR.
     pub fn folding_for_platform<P: Platform>() -> Helpers {
         Self::build::<P, true>()
     }
@@ -169,8 +170,9 @@ pub fn insn_words(insn: &Insn) -> [u64; 2] {
 }
 
 /// Run `body`, a helper's work; with `FOLD` (the helper serves code with native FP
-/// operations), fold MXCSR's flags into the hart's `fflags` first and load MXCSR clean after,
-/// so the code's flags are the hart's before the helper looks, and host work leaves none.
+/// operations), take the flags MXCSR holds into the hart's `fflags` first and drop any that
+/// host work raised after, so the code's flags are the hart's before the helper looks, and
+/// host work leaves none (`host_fp::take_mxcsr_flags`).
 ///
 /// # Safety
 ///
@@ -180,11 +182,11 @@ pub fn insn_words(insn: &Insn) -> [u64; 2] {
 unsafe fn folding<const FOLD: bool, R>(hart: *mut Hart, body: impl FnOnce() -> R) -> R {
     if FOLD {
         // SAFETY: per this function's contract.
-        host_fp::fold_mxcsr_flags(unsafe { &mut *hart });
+        host_fp::take_mxcsr_flags(unsafe { &mut *hart });
     }
     let r = body();
     if FOLD {
-        host_fp::load_clean_mxcsr();
+        host_fp::drop_mxcsr_flags();
     }
     r
 }
@@ -454,8 +456,12 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
 ) -> usize {
-    // SAFETY: as in `load_helper`.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    // SAFETY: as in `load_helper`; `folding` holds no reference while the work runs.
+    unsafe { folding::<true, _>(hart, || dispatch(&mut *hart, &mut *ctx)) }
+}
+
+/// [`dispatch_helper`]'s work.
+fn dispatch<P: Platform>(hart: &mut Hart, ctx: &mut RunCtx<P>) -> usize {
     if !between_blocks(hart, ctx) {
         ctx.state.budget += 1; // no block was entered
         return Exit::STOP.0 as usize;
@@ -491,8 +497,12 @@ unsafe extern "sysv64" fn region_chain_helper<P: Platform>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
 ) -> usize {
-    // SAFETY: as in `load_helper`.
-    let (hart, ctx) = unsafe { (&mut *hart, &mut *ctx) };
+    // SAFETY: as in `load_helper`; `folding` holds no reference while the work runs.
+    unsafe { folding::<true, _>(hart, || region_chain(&mut *hart, &mut *ctx)) }
+}
+
+/// [`region_chain_helper`]'s work.
+fn region_chain<P: Platform>(hart: &mut Hart, ctx: &mut RunCtx<P>) -> usize {
     if ctx.state.budget <= 1 || hart.instret >= ctx.state.limit || hart.code_pages.any_written() {
         return Exit::NEXT.0 as usize;
     }

@@ -38,28 +38,54 @@ pub static MXCSR_TO_FFLAGS: [u8; 64] = {
     t
 };
 
-/// Fold the IEEE flags MXCSR collected into `hart`'s `fflags`, and mark FS dirty if any was
-/// raised, as the interpreter's commit does. With [`load_clean_mxcsr`] after the host work,
-/// this is what compiled code with native FP operations does around a call out of it; the
-/// helpers it calls do it themselves (`abi`'s folding helpers), so a call site is one call.
+/// MXCSR's six exception flag bits (IE DE ZE OE UE PE).
+const MXCSR_FLAG_BITS: u32 = 0x3f;
+
+/// MXCSR as it is now.
 #[inline]
-pub fn fold_mxcsr_flags(hart: &mut crate::cpu::Hart) {
+fn read_mxcsr() -> u32 {
     let mut mxcsr: u32 = 0;
     // SAFETY: `stmxcsr` writes the 4-byte MXCSR to the valid, aligned local it is given.
     unsafe {
         std::arch::asm!("stmxcsr [{}]", in(reg) &mut mxcsr, options(nostack, preserves_flags))
     };
-    let raised = MXCSR_TO_FFLAGS[(mxcsr & MXCSR_IEEE_FLAGS) as usize];
-    if raised != 0 {
-        hart.fflags |= raised;
-        hart.csr.mstatus |= crate::cpu::csr::MSTATUS_FS | crate::cpu::csr::MSTATUS_SD;
+    mxcsr
+}
+
+/// Fold the IEEE flags MXCSR collected into `hart`'s `fflags` (FS dirty if any was raised, as
+/// the interpreter's commit does) and load MXCSR clean if it held any flag.
+///
+/// Compiled code leaves the flags of its native FP operations in MXCSR: tier 1 across chained
+/// blocks, a region until it leaves. Whatever takes over from compiled code calls this first:
+/// the run loop when compiled code returns, and the folding helpers (`abi`) before their
+/// work. MXCSR may also hold flags already folded (a region folds at its exit without loading
+/// MXCSR clean); folding them again changes nothing, because nothing clears `fflags` or FS
+/// without a helper or the run loop taking the flags first.
+#[inline]
+pub fn take_mxcsr_flags(hart: &mut crate::cpu::Hart) {
+    let mxcsr = read_mxcsr();
+    if mxcsr & MXCSR_FLAG_BITS != 0 {
+        let raised = MXCSR_TO_FFLAGS[(mxcsr & MXCSR_IEEE_FLAGS) as usize];
+        if raised != 0 {
+            hart.fflags |= raised;
+            hart.csr.mstatus |= crate::cpu::csr::MSTATUS_FS | crate::cpu::csr::MSTATUS_SD;
+        }
+        load_clean_mxcsr();
     }
 }
 
-/// Load MXCSR clean ([`MXCSR_CLEAN`]): whatever host code ran since leaves no flag behind for
-/// native guest FP operations to report.
+/// Drop whatever flags host code raised in MXCSR (load it clean if it holds any), before
+/// compiled code runs again: the flags it then finds in MXCSR are its own.
 #[inline]
-pub fn load_clean_mxcsr() {
+pub fn drop_mxcsr_flags() {
+    if read_mxcsr() & MXCSR_FLAG_BITS != 0 {
+        load_clean_mxcsr();
+    }
+}
+
+/// Load MXCSR clean ([`MXCSR_CLEAN`]).
+#[inline]
+fn load_clean_mxcsr() {
     let clean = MXCSR_CLEAN;
     // SAFETY: `ldmxcsr` reads 4 bytes from the valid local; the value masks every exception,
     // so no host FP operation can fault because of it.

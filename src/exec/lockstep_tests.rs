@@ -1388,6 +1388,163 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
 }
 
 #[test]
+fn fp_flags_pending_across_chained_blocks_reach_csr_reads_and_clears() {
+    // Tier 1 leaves native FP flags pending in MXCSR across chained blocks: a CSR instruction
+    // in a later block must see them (fold before its helper), and once it clears fflags no
+    // flag raised before may come back (none left in MXCSR after it). x7 collects what each
+    // clear read (inexact), x8 what the read after an exact operation found (nothing).
+    let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
+    let mut code = vec![0u8; CODE_SIZE];
+    let words = [
+        fp_op(0x01, 2, 1, 1),        // 0: fadd.d f1, f1, f2 (inexact)
+        j_type(8, 0),                // 4: j 12 (a chained jump to another block)
+        0x0000_0013,                 // 8: nop
+        i_type(1, 0, 1, 9, 0x73),    // 12: csrrw x9, fflags, x0
+        r_type(0, 9, 7, 6, 7, 0x33), // 16: or x7, x7, x9
+        fp_op(0x09, 4, 4, 3),        // 20: fmul.d f3, f4, f4 (exact)
+        i_type(1, 0, 2, 6, 0x73),    // 24: csrrs x6, fflags, x0
+        r_type(0, 6, 8, 6, 8, 0x33), // 28: or x8, x8, x6
+        i_type(-1, 5, 0, 5, 0x13),   // 32: addi x5, x5, -1
+        b_type(-36, 0, 5, 1),        // 36: bne x5, x0, 0
+        0x0000_0073,                 // 40: ecall
+    ];
+    for (i, w) in words.iter().enumerate() {
+        code[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let mut f = [0u64; 32];
+    f[1] = 1.0f64.to_bits();
+    f[2] = 0.1f64.to_bits();
+    f[4] = 3.0f64.to_bits();
+    let fp = RunSetup {
+        flat: false,
+        on: true,
+        f,
+        frm: 0,
+    };
+    let mut regs = [0u32; 32];
+    regs[5] = 200;
+    let run = |tier, ir, t2_opt| {
+        let plat = TestPlatform::new(&code, &data, false, false);
+        run_on(plat, tier, ir, t2_opt, &regs, &fp)
+    };
+    let interp = run(Tier::Interp, NO_PASSES, None);
+    assert_eq!(
+        interp.trap.map(|t| t.2),
+        Some(CODE_BASE + 40),
+        "ended at the ecall"
+    );
+    assert_eq!(
+        (interp.x[7], interp.x[8]),
+        (u32::from(crate::cpu::fflags::NX), 0),
+        "each clear read inexact; each read after the exact operation nothing"
+    );
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+        let other = run(tier, ir, t2_opt);
+        assert_eq!(other.x, interp.x, "{name}: registers (x7, x8: fflags read)");
+        assert_eq!(
+            (other.fflags, other.mstatus, other.pc, other.instret),
+            (interp.fflags, interp.mstatus, interp.pc, interp.instret),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
+fn fp_flags_pending_in_tier_1_reach_a_region_that_reads_them() {
+    // Tier 1's block computes inexactly and chains (through its stub) into a region whose
+    // CSR instruction reads and clears fflags: the flags tier 1 left pending in MXCSR must be
+    // the CSR's, and none may come back after the clear. The region has native FP of its own
+    // (it loads MXCSR clean at its entry) or none (it calls the helpers without folding).
+    fp_flags_reach_a_region(false);
+    fp_flags_reach_a_region(true);
+}
+
+#[cfg(all(tier1, tier2))]
+fn fp_flags_reach_a_region(region_fp: bool) {
+    let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
+    let mut words = vec![
+        fp_op(0x01, 2, 1, 1), // 0: fadd.d f1, f1, f2 (inexact)
+        j_type(8, 0),         // 4: j 12
+        0x0000_0013,          // 8: nop
+    ];
+    // 12: a block long enough for a region of its own while tier 1 is on.
+    if region_fp {
+        words.push(fp_op(0x09, 4, 4, 3)); // fmul.d f3, f4, f4 (exact)
+    }
+    let addi_x11 = i_type(1, 11, 0, 11, 0x13);
+    words.extend([addi_x11; crate::exec::policy::MIN_STRAIGHT_REGION_INSNS]);
+    words.extend([
+        i_type(1, 0, 1, 9, 0x73),    // csrrw x9, fflags, x0
+        r_type(0, 9, 7, 6, 7, 0x33), // or x7, x7, x9
+        i_type(1, 0, 2, 6, 0x73),    // csrrs x6, fflags, x0
+        r_type(0, 6, 8, 6, 8, 0x33), // or x8, x8, x6
+        i_type(-1, 5, 0, 5, 0x13),   // addi x5, x5, -1
+    ]);
+    let back = -4 * words.len() as i32;
+    words.extend([
+        b_type(back, 0, 5, 1), // bne x5, x0, 0
+        0x0000_0073,           // ecall
+    ]);
+    let mut code = vec![0u8; CODE_SIZE];
+    for (i, w) in words.iter().enumerate() {
+        code[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let setup = |hart: &mut Hart| {
+        hart.csr.mstatus |= crate::cpu::csr::MSTATUS_FS_INITIAL;
+        hart.f[1] = 1.0f64.to_bits();
+        hart.f[2] = 0.1f64.to_bits();
+        hart.f[4] = 3.0f64.to_bits();
+        hart.x[5] = 50;
+    };
+    let limit = 100_000;
+    let interp = EngineConfig {
+        tier: Tier::Interp,
+        ..EngineConfig::default()
+    };
+    let (mut plat, mut reference, mut engine) = engine_at_start(&code, &data, interp);
+    setup(&mut reference);
+    engine.run(&mut reference, &mut plat, Some(limit));
+    assert_eq!(
+        plat.trap.map(|t| t.2),
+        Some(CODE_BASE + 4 * (words.len() as u32 - 1))
+    );
+    assert_eq!(
+        (reference.x[7], reference.x[8]),
+        (u32::from(crate::cpu::fflags::NX), 0),
+        "each clear read inexact; each read after it nothing"
+    );
+    let (mut plat, mut hart, mut engine) = regions_on_request(&code, &data);
+    setup(&mut hart);
+    // Tier 1 compiles the first iteration's blocks; then the region at the CSR's block.
+    engine.run_blocks(&mut hart, &mut plat, 2 * words.len() as u64);
+    let region = engine.request_region_at(
+        &mut hart,
+        &mut plat,
+        CODE_BASE + 12,
+        crate::exec::t2::RegionAsk::First,
+    );
+    assert_ne!(region, 0, "a region at the CSR's block");
+    engine.run(&mut hart, &mut plat, Some(limit));
+    assert!(engine.stats.t2_insns > 0, "no region ran");
+    assert_eq!(
+        hart.x, reference.x,
+        "registers (x7, x8: fflags read); FP in the region: {region_fp}"
+    );
+    assert_eq!(
+        (hart.fflags, hart.csr.mstatus, hart.pc, hart.instret),
+        (
+            reference.fflags,
+            reference.csr.mstatus,
+            reference.pc,
+            reference.instret
+        )
+    );
+}
+
+#[test]
 fn fused_multiply_adds_with_nan_results_match_in_every_tier() {
     // NaN results of fused multiply-adds, past a block's first instruction (a region computes
     // them natively, then takes the slow path for a NaN result): 0 * inf + qNaN raises

@@ -745,8 +745,11 @@ impl Engine {
         let (before, limit) = self.begin_sampled_run(hart, ctx);
         #[cfg(not(tier2))]
         let before = hart.instret;
+        host_fp::drop_mxcsr_flags();
         // SAFETY: per this function's contract.
         let e = unsafe { self.t1.enter(hart, ctx, code) };
+        // Compiled code leaves its native FP flags in MXCSR (`host_fp::take_mxcsr_flags`).
+        host_fp::take_mxcsr_flags(hart);
         let transitions = t1::JIT_CHAIN_BUDGET.saturating_sub(ctx.state.budget);
         ctx.state.chained += transitions as u64;
         self.stats.t1_chained += transitions as u64;
@@ -782,8 +785,10 @@ impl Engine {
         region: usize,
     ) -> BlockExit {
         let (before, limit) = self.begin_sampled_run(hart, ctx);
+        host_fp::drop_mxcsr_flags();
         // SAFETY: per this function's contract.
         let e = unsafe { self.t2.enter(hart, ctx, region) };
+        host_fp::take_mxcsr_flags(hart);
         self.stats.t2_entries += 1;
         self.end_sampled_run(hart, ctx, before, limit);
         block_exit(&ctx.state, Exit(e))

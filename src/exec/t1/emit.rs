@@ -813,30 +813,6 @@ impl Emitter {
         }
     }
 
-    /// `mxcsr = [m]`.
-    pub fn emit_ldmxcsr(&mut self, m: Mem) {
-        let (b, o) = (m.base.n(), m.disp);
-        dynasm!(self.ops ; .arch x64 ; ldmxcsr [Rq(b) + o]);
-    }
-
-    /// `[m] = mxcsr`.
-    pub fn emit_stmxcsr(&mut self, m: Mem) {
-        let (b, o) = (m.base.n(), m.disp);
-        dynasm!(self.ops ; .arch x64 ; stmxcsr [Rq(b) + o]);
-    }
-
-    /// `dst = [base + index]` for a byte, zero-extended (table lookups).
-    pub fn emit_load_byte_indexed(&mut self, dst: Reg, base: Reg, index: Reg) {
-        let (d, b, i) = (dst.n(), base.n(), index.n());
-        dynasm!(self.ops ; .arch x64 ; movzx Rd(d), BYTE [Rq(b) + Rq(i)]);
-    }
-
-    /// `[m] |= low byte of src`.
-    pub fn emit_or_byte_mem(&mut self, m: Mem, src: Reg) {
-        let (s, b, o) = (src.n(), m.base.n(), m.disp);
-        dynasm!(self.ops ; .arch x64 ; or BYTE [Rq(b) + o], Rb(s));
-    }
-
     /// `cmp byte [m], imm`.
     pub fn emit_cmp_byte_mem_imm(&mut self, m: Mem, imm: i8) {
         let (b, o) = (m.base.n(), m.disp);

@@ -359,7 +359,9 @@ impl Jit {
         };
         arena.truncate(0);
         self.links.clear();
-        let helpers = Helpers::for_platform::<P>();
+        // Native FP flags stay pending in MXCSR across chained blocks: every helper takes them
+        // into `fflags` before its work (`host_fp::take_mxcsr_flags`).
+        let helpers = Helpers::folding_for_platform::<P>();
         let base = arena.next_addr();
         let mut e = Emitter::new(base);
         let entry = base + e.len();

@@ -25,7 +25,6 @@ use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
 use crate::exec::abi::{self as helpers, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use crate::exec::contract::{Exit, RunState};
-use crate::isa::ops::OpClass;
 use crate::isa::{Fusion, Insn, Op};
 
 /// The hart pointer.
@@ -153,8 +152,6 @@ enum OutOfLine {
     Load {
         /// Cached guest registers to write back before the call.
         dirty: u32,
-        /// MXCSR holds native FP flags to fold into `fflags` around the call.
-        fp_live: bool,
         entry: Label,
         resume: Label,
         helper: usize,
@@ -165,7 +162,6 @@ enum OutOfLine {
     /// does all of it.
     FpMem {
         dirty: u32,
-        fp_live: bool,
         entry: Label,
         resume: Label,
         insn: Insn,
@@ -183,7 +179,6 @@ enum OutOfLine {
     /// A store that missed the TLB (or was misaligned).
     Store {
         dirty: u32,
-        fp_live: bool,
         entry: Label,
         resume: Label,
         helper: usize,
@@ -216,8 +211,6 @@ pub struct BlockCompiler<'a> {
     /// With a branch back to the block's own start: the label after the register loads that
     /// the back edge jumps to, and the exit it takes when the budget or limit runs out.
     self_loop: Option<(Label, Label)>,
-    /// MXCSR may hold flags of native FP operations not yet folded into `fflags`.
-    fp_live: bool,
     /// mstatus.FS was checked (on) on every path from here.
     fp_enabled_checked: bool,
     /// mstatus.FS was marked dirty on every path from here.
@@ -269,7 +262,6 @@ impl<'a> BlockCompiler<'a> {
             trap_exits: Vec::new(),
             self_loop: None,
             flat_base,
-            fp_live: false,
             fp_enabled_checked: false,
             fp_dirty_marked: false,
             fma: super::emit::has_fma(),
@@ -284,22 +276,12 @@ impl<'a> BlockCompiler<'a> {
         let self_loop = self.chaining && self.branches_to_start(insns);
         self.allocate_registers(insns, self_loop);
         if self_loop {
-            // Native FP in a loop: MXCSR is made clean once, before the loop, not in every
-            // iteration (`ldmxcsr` stalls the pipeline, and a small FP loop spent most of its
-            // time there). Its flags stay pending across the back edge; the fold before the
-            // block's last instruction may then OR flags into fflags again, which changes
-            // nothing.
-            let fp = insns.iter().any(|i| i.op.info().class == OpClass::Fp);
-            if fp {
-                self.emit_mxcsr_clear();
-            }
             // The back edge keeps guest registers in host registers, so from here on every
             // cached register may be newer than `hart.x`.
             let (head, exit) = (self.e.label(), self.e.label());
             self.e.bind(head);
             self.self_loop = Some((head, exit));
             self.dirty = self.cached_mask();
-            self.fp_live = fp;
         }
         let mut off = 0u32;
         let mut ended = false;
@@ -308,10 +290,6 @@ impl<'a> BlockCompiler<'a> {
             let insn = &insns[index];
             let pc = self.pc0.wrapping_add(off);
             let covers = insn.covers().min(insns.len() - 1 - index);
-            if insns[index + covers].ends_block() {
-                // Every way out of the block starts here: native FP flags go to fflags first.
-                self.fp_flush();
-            }
             ended = if covers > 0 {
                 self.fused(&insns[index..=index + covers], pc, index as u32)
             } else {
@@ -327,7 +305,6 @@ impl<'a> BlockCompiler<'a> {
         }
         if !ended {
             // Ran off the end (instruction limit or page end): continue at the next pc.
-            self.fp_flush();
             let n = insns.len() as u32;
             self.exit_to(self.pc0.wrapping_add(off), n);
         }
@@ -437,7 +414,6 @@ impl<'a> BlockCompiler<'a> {
 
     /// Before a helper that sees guest state: `hart.x` becomes exact.
     fn sync_before_call(&mut self) {
-        self.fp_flush();
         self.write_back(self.dirty);
         self.dirty = 0;
     }
@@ -1201,7 +1177,6 @@ impl<'a> BlockCompiler<'a> {
         let trap = self.trap_exit(index, pc);
         self.ool.push(OutOfLine::Load {
             dirty,
-            fp_live: self.fp_live,
             entry: slow,
             resume,
             helper,
@@ -1229,7 +1204,6 @@ impl<'a> BlockCompiler<'a> {
         // The slow path re-reads rs2 from the hart (the fast path clobbered rcx).
         self.ool.push(OutOfLine::Store {
             dirty: self.dirty,
-            fp_live: self.fp_live,
             entry: slow,
             resume,
             helper,
@@ -1250,8 +1224,13 @@ impl<'a> BlockCompiler<'a> {
             _ => (Width::B64, 8, true),
         };
         let (slow, resume) = (self.e.label(), self.e.label());
-        self.e.emit_alu32_mem_imm(Alu::Test, mstatus(), MSTATUS_FS);
-        self.e.emit_jcc(Cond::Eq, slow);
+        // FS is tested, and marked dirty by a load, once per block (see `fp_native`): a
+        // serial read-modify-write of mstatus per access held a loop of FP loads to one
+        // access per store-forwarding round trip.
+        if !self.fp_enabled_checked {
+            self.e.emit_alu32_mem_imm(Alu::Test, mstatus(), MSTATUS_FS);
+            self.e.emit_jcc(Cond::Eq, slow);
+        }
         self.tlb_lookup(i, size, store, slow);
         if store {
             self.e.emit_load(w, false, Reg::Rcx, freg(i.rs2));
@@ -1265,15 +1244,20 @@ impl<'a> BlockCompiler<'a> {
                 self.e.emit_or64(Reg::Rax, Reg::Rcx);
             }
             self.e.emit_store(Width::B64, freg(i.rd), Reg::Rax);
-            self.e
-                .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
+            if !self.fp_dirty_marked {
+                self.e
+                    .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
+            }
         }
         self.e.bind(resume);
+        // Past here FS is on (the slow path traps otherwise) and, after a load, dirty (the
+        // slow path's load marks it too).
+        self.fp_enabled_checked = true;
+        self.fp_dirty_marked |= !store;
         let trap = self.trap_exit(index, pc);
         let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
         self.ool.push(OutOfLine::FpMem {
             dirty: self.dirty,
-            fp_live: self.fp_live,
             entry: slow,
             resume,
             insn: *i,
@@ -1282,16 +1266,13 @@ impl<'a> BlockCompiler<'a> {
         });
     }
 
-    /// After a helper returned a status in eax: go back to `resume` if it is 0 (with a clean
-    /// MXCSR again if native FP flags were being collected); otherwise fall through.
-    fn resume_if_ok(&mut self, resume: Label, fp_live: bool) {
+    /// After a helper returned a status in eax: go back to `resume` if it is 0; otherwise fall
+    /// through.
+    fn resume_if_ok(&mut self, resume: Label) {
         self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
-        if fp_live || self.caller_saved_mask() != 0 {
+        if self.caller_saved_mask() != 0 {
             let failed = self.e.label();
             self.e.emit_jcc(Cond::Ne, failed);
-            if fp_live {
-                self.emit_mxcsr_clear();
-            }
             self.reload_caller_saved();
             self.e.emit_jmp(resume);
             self.e.bind(failed);
@@ -1306,7 +1287,6 @@ impl<'a> BlockCompiler<'a> {
             match item {
                 OutOfLine::Load {
                     dirty,
-                    fp_live,
                     entry,
                     resume,
                     helper,
@@ -1315,9 +1295,6 @@ impl<'a> BlockCompiler<'a> {
                 } => {
                     self.e.bind(entry);
                     self.write_back(dirty);
-                    if fp_live {
-                        self.emit_mxcsr_fold();
-                    }
                     // helper(hart, ctx, va) -> (status << 32) | value
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
                     self.helper_args();
@@ -1330,9 +1307,6 @@ impl<'a> BlockCompiler<'a> {
                         Op::Lb => self.e.emit_unary32(Unary::Sext8, Reg::Rax),
                         Op::Lh => self.e.emit_unary32(Unary::Sext16, Reg::Rax),
                         _ => {}
-                    }
-                    if fp_live {
-                        self.emit_mxcsr_clear();
                     }
                     self.e.emit_jmp(resume);
                 }
@@ -1350,7 +1324,6 @@ impl<'a> BlockCompiler<'a> {
                 }
                 OutOfLine::FpMem {
                     dirty,
-                    fp_live,
                     entry,
                     resume,
                     insn,
@@ -1359,21 +1332,17 @@ impl<'a> BlockCompiler<'a> {
                 } => {
                     self.e.bind(entry);
                     self.write_back(dirty);
-                    if fp_live {
-                        self.emit_mxcsr_fold();
-                    }
                     // helper(hart, ctx, insn) -> status
                     self.helper_args();
                     self.insn_arg(&insn);
                     self.e.emit_call(self.helpers.fp_mem);
-                    self.resume_if_ok(resume, fp_live);
+                    self.resume_if_ok(resume);
                     self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
                     self.e.emit_jcc(Cond::Eq, trap);
                     self.e.emit_jmp(written);
                 }
                 OutOfLine::Store {
                     dirty,
-                    fp_live,
                     entry,
                     resume,
                     helper,
@@ -1383,15 +1352,12 @@ impl<'a> BlockCompiler<'a> {
                 } => {
                     self.e.bind(entry);
                     self.write_back(dirty);
-                    if fp_live {
-                        self.emit_mxcsr_fold();
-                    }
                     // helper(hart, ctx, va, value) -> status
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
                     self.get(Reg::Rcx, rs2);
                     self.helper_args();
                     self.e.emit_call(helper);
-                    self.resume_if_ok(resume, fp_live);
+                    self.resume_if_ok(resume);
                     self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
                     self.e.emit_jcc(Cond::Eq, trap);
                     self.e.emit_jmp(written);

@@ -525,6 +525,8 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.build_store(self.cap_ptr()?, cap)?;
         self.mxcsr = self.b.build_alloca(self.i32t, "mxcsr")?;
         if self.native_fp {
+            // Tier-1 code that chained here may have left flags pending in MXCSR.
+            self.fold_mxcsr()?;
             self.clean_mxcsr()?;
         }
         if self.env.flat {
@@ -1198,8 +1200,10 @@ impl<'ctx> Gen<'ctx, '_> {
                     ],
                     false,
                 );
+                // Always the folding helper: MXCSR may hold flags tier-1 code left pending,
+                // which must reach `fflags` before a CSR instruction reads or clears it.
                 let status = self.call(
-                    self.helpers().system,
+                    self.env.folding_helpers.system,
                     ty,
                     &[
                         self.c64(lo).into(),

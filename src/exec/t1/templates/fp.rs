@@ -3,12 +3,15 @@
 //!
 //! - Only round-to-nearest-even runs natively: `rm` = RNE, or dynamic with `frm` = RNE checked
 //!   at run time. Any other mode goes to the helper.
-//! - Exception flags: MXCSR's flags are cleared (`ldmxcsr` with everything masked, RNE, no
-//!   FTZ/DAZ) before the first native operation of a stretch, and folded into `fflags` (mapped
-//!   bit by bit) before anything that can observe or change `fflags`: a helper call, a block
-//!   exit. x86 raises the same IEEE flags as RISC-V for these operations (tininess after
-//!   rounding, like RISC-V), except that a NaN result is never produced natively: the helper
-//!   recomputes it (canonical NaN, and the invalid flag that FMA on x86 may not raise).
+//! - Exception flags: native operations leave theirs in MXCSR, pending across chained blocks
+//!   (reading MXCSR waits for every FP operation in flight, and `ldmxcsr` stalls the
+//!   pipeline: once per block they took half of a small FP loop's time). Whatever takes over
+//!   folds them into `fflags` first (`host_fp::take_mxcsr_flags`): every helper tier 1 calls
+//!   (the folding set, the dispatcher included), the run loop when compiled code returns, and
+//!   a region with native FP at its entry. x86 raises the same IEEE flags as RISC-V for these
+//!   operations (tininess after rounding, like RISC-V), except that a NaN result is never
+//!   produced natively: the helper recomputes it (canonical NaN, and the invalid flag that
+//!   FMA on x86 may not raise).
 //! - Singles must be NaN-boxed in their registers; an improperly boxed operand goes to the
 //!   helper (it reads as the canonical NaN).
 //! - Every slow case (FP off, another rounding mode, bad boxing, NaN result, an out-of-range
@@ -19,14 +22,8 @@ use std::mem::offset_of;
 use super::{mstatus, BlockCompiler, OutOfLine, HART};
 use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::Hart;
-use crate::exec::host_fp::{MXCSR_CLEAN, MXCSR_IEEE_FLAGS, MXCSR_TO_FFLAGS};
 use crate::exec::t1::emit::{Alu, Cond, Fma, FpArith, Mem, Prec, Reg, Width};
 use crate::isa::{Insn, Op};
-
-/// The stack slot the entry stub reserves: scratch for `ldmxcsr`/`stmxcsr`.
-fn scratch() -> Mem {
-    Mem::at(Reg::Rsp, 0)
-}
 
 /// `hart.f[r]`, or its upper half.
 fn freg(r: u8, upper: bool) -> Mem {
@@ -38,10 +35,6 @@ fn freg(r: u8, upper: bool) -> Mem {
 
 fn frm() -> Mem {
     Mem::at(HART, offset_of!(Hart, frm) as i32)
-}
-
-fn fflags() -> Mem {
-    Mem::at(HART, offset_of!(Hart, fflags) as i32)
 }
 
 /// What the native path of an operation is.
@@ -105,8 +98,6 @@ impl BlockCompiler<'_> {
         let (slow, resume) = (self.e.label(), self.e.label());
         // What the slow path writes back: the registers changed before this instruction.
         let dirty = self.dirty;
-        // MXCSR is clean from here on (the slow path folds what it holds into fflags).
-        self.fp_begin();
         if !self.fp_enabled_checked {
             // FS is checked once per block: nothing inside a block can turn it off, and a slow
             // path that returns leaves it on.
@@ -256,48 +247,8 @@ impl BlockCompiler<'_> {
         }
     }
 
-    /// Clear MXCSR's flags before native FP work, unless they are already being collected.
-    pub(super) fn fp_begin(&mut self) {
-        if !self.fp_live {
-            self.emit_mxcsr_clear();
-            self.fp_live = true;
-        }
-    }
-
-    /// Fold MXCSR's flags into `fflags` if native FP work may have raised some (before a
-    /// helper call or a block exit). Clobbers rax, rcx and the flags.
-    pub(super) fn fp_flush(&mut self) {
-        if self.fp_live {
-            self.emit_mxcsr_fold();
-            self.fp_live = false;
-        }
-    }
-
-    pub(super) fn emit_mxcsr_clear(&mut self) {
-        self.e.emit_store_imm32(scratch(), MXCSR_CLEAN);
-        self.e.emit_ldmxcsr(scratch());
-    }
-
-    /// `fflags |= map(MXCSR flags)`, and FS dirty if any flag was raised.
-    pub(super) fn emit_mxcsr_fold(&mut self) {
-        let none = self.e.label();
-        self.e.emit_stmxcsr(scratch());
-        self.e.emit_load(Width::B32, false, Reg::Rax, scratch());
-        self.e
-            .emit_alu32_imm32(Alu::And, Reg::Rax, MXCSR_IEEE_FLAGS);
-        self.e.emit_jcc(Cond::Eq, none);
-        self.e
-            .emit_load_imm64(Reg::Rcx, MXCSR_TO_FFLAGS.as_ptr() as u64);
-        self.e.emit_load_byte_indexed(Reg::Rax, Reg::Rcx, Reg::Rax);
-        self.e.emit_or_byte_mem(fflags(), Reg::Rax);
-        self.e
-            .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
-        self.e.bind(none);
-    }
-
     /// The slow path of a native FP operation: the helper runs it completely.
     pub(super) fn emit_fp_slow_path(&mut self, insn: &Insn, trap: crate::exec::t1::emit::Label) {
-        self.emit_mxcsr_fold();
         self.helper_args();
         self.insn_arg(insn);
         self.e.emit_call(self.helpers.fp);
@@ -318,7 +269,5 @@ impl BlockCompiler<'_> {
         }
         self.e.emit_alu32(Alu::Test, Reg::Rax, Reg::Rax);
         self.e.emit_jcc(Cond::Ne, trap);
-        // Native operations after this one collect flags from a clean MXCSR again.
-        self.emit_mxcsr_clear();
     }
 }
