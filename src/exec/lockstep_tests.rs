@@ -1190,6 +1190,46 @@ fn every_tier_matches_interpreter_on_a_loop_that_chains_to_itself() {
 }
 
 #[test]
+fn a_loop_that_chains_to_itself_stays_exact_at_slow_paths_traps_and_the_limit() {
+    // Tier 1 counts a self-loop's instret and budget in host registers; memory must hold
+    // them wherever the loop leaves its fast path. The loop loads through x5, walking 256
+    // bytes an iteration from the data pages into the hole (a page fault at an exact
+    // instret), or from one device register (a helper call every iteration) until the
+    // instruction limit stops it mid-loop.
+    for (start, stride, name) in [
+        (DATA_BASE, 256, "into the hole"),
+        (MMIO_BASE, 0, "through the device"),
+    ] {
+        let words = [
+            start | 5 << 7 | 0x37,         // lui x5, start
+            i_type(0, 5, 2, 6, 0x03),      // loop: lw x6, 0(x5)
+            r_type(0, 6, 7, 0, 7, 0x33),   // add x7, x7, x6
+            i_type(stride, 5, 0, 5, 0x13), // addi x5, x5, stride
+            i_type(1, 8, 0, 8, 0x13),      // addi x8, x8, 1
+            b_type(-16, 0, 8, 4),          // blt x8, x0, loop
+            0x0000_0073,                   // ecall
+        ];
+        let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let data: Vec<u8> = (0..DATA_PAGES * 4096).map(|i| (i * 7 + 3) as u8).collect();
+        let mut regs = [0u32; 32];
+        regs[8] = -100_000i32 as u32;
+        let interp = run(Tier::Interp, &code, &regs, &data, false);
+        let expected = if start == DATA_BASE {
+            Some(CODE_BASE + 4) // the load faults
+        } else {
+            None // stopped by the instruction limit
+        };
+        assert_eq!(interp.trap.map(|t| t.2), expected, "{name}");
+        for &(tier, _, _, tier_name) in OTHER_TIERS {
+            assert!(
+                run(tier, &code, &regs, &data, false) == interp,
+                "{name}: {tier_name}"
+            );
+        }
+    }
+}
+
+#[test]
 #[cfg(tier2)]
 fn regions_on_two_pages_chain_to_each_other_and_stop_at_the_limit() {
     // A loop in the first page calls a function in the second page (jal) that returns with

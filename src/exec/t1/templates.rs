@@ -121,6 +121,15 @@ const CACHE_REGS: [Reg; 8] = [
     Reg::R11,
 ];
 
+/// In a block that loops on itself, the host registers that carry `hart.instret` and the
+/// chaining budget around the loop (the last two callee-saved [`CACHE_REGS`], which helper
+/// calls keep); memory gets them before every helper call and exit
+/// ([`BlockCompiler::loop_counters_to_memory`]). A read-modify-write of each in memory every
+/// iteration made a loop-carried dependency through store forwarding, and stores of them
+/// every iteration filled the store buffer of a loop of stores.
+const LOOP_INSTRET: Reg = Reg::R14;
+const LOOP_BUDGET: Reg = Reg::R15;
+
 /// Whether a call clobbers host register `r` (System V).
 fn caller_saved(r: Reg) -> bool {
     matches!(r, Reg::R8 | Reg::R9 | Reg::R10 | Reg::R11)
@@ -276,6 +285,10 @@ impl<'a> BlockCompiler<'a> {
         let self_loop = self.chaining && self.branches_to_start(insns);
         self.allocate_registers(insns, self_loop);
         if self_loop {
+            self.e
+                .emit_load(Width::B64, false, LOOP_INSTRET, hart_instret());
+            self.e
+                .emit_load(Width::B32, false, LOOP_BUDGET, state_budget());
             // The back edge keeps guest registers in host registers, so from here on every
             // cached register may be newer than `hart.x`.
             let (head, exit) = (self.e.label(), self.e.label());
@@ -343,10 +356,15 @@ impl<'a> BlockCompiler<'a> {
             }
         }
         uses[0] = 0;
-        let mut order: Vec<usize> = (1..32).filter(|&r| uses[r] >= 2).collect();
+        // In a loop every mention counts once per iteration.
+        let min_uses = if self_loop { 1 } else { 2 };
+        let mut order: Vec<usize> = (1..32).filter(|&r| uses[r] >= min_uses).collect();
         // Most used first; ties by register number so the choice is deterministic.
         order.sort_by_key(|&r| (std::cmp::Reverse(uses[r]), r));
-        for (&r, &host) in order.iter().zip(CACHE_REGS.iter()) {
+        let hosts = CACHE_REGS
+            .iter()
+            .filter(|&&h| !self_loop || (h != LOOP_INSTRET && h != LOOP_BUDGET));
+        for (&r, &host) in order.iter().zip(hosts) {
             self.cached[r] = Some(host);
             if self_loop || written_first & (1 << r) == 0 {
                 self.e.emit_load(Width::B32, false, host, xreg(r as u8));
@@ -414,8 +432,19 @@ impl<'a> BlockCompiler<'a> {
 
     /// Before a helper that sees guest state: `hart.x` becomes exact.
     fn sync_before_call(&mut self) {
+        self.loop_counters_to_memory();
         self.write_back(self.dirty);
         self.dirty = 0;
+    }
+
+    /// In a block that loops on itself, store the instret and budget counted in registers
+    /// ([`LOOP_INSTRET`], [`LOOP_BUDGET`]) before a helper call or an exit: both hold this
+    /// iteration's start, which memory then holds as outside a loop.
+    fn loop_counters_to_memory(&mut self) {
+        if self.self_loop.is_some() {
+            self.e.emit_store(Width::B64, hart_instret(), LOOP_INSTRET);
+            self.e.emit_store(Width::B32, state_budget(), LOOP_BUDGET);
+        }
     }
 
     /// After a helper that may have written `x[rd]`: refresh its cached copy.
@@ -490,19 +519,18 @@ impl<'a> BlockCompiler<'a> {
     fn exit_to(&mut self, target: u32, retired: u32) {
         if let (Some((head, exit)), true) = (self.self_loop, target == self.pc0) {
             // Back to the start of this block: guest registers stay in host registers and
-            // `hart.pc` already holds the target.
-            self.e
-                .emit_alu64_mem_imm(Alu::Add, hart_instret(), retired as i32);
-            self.e.emit_alu32_mem_imm(Alu::Sub, state_budget(), 1);
+            // `hart.pc` already holds the target; instret and the budget are counted in
+            // registers.
+            self.e.emit_add64_imm(LOOP_INSTRET, retired as i32);
+            self.e.emit_alu32_imm32(Alu::Sub, LOOP_BUDGET, 1);
             self.e.emit_jcc(Cond::Eq, exit);
-            self.e
-                .emit_load(Width::B64, false, Reg::Rax, hart_instret());
-            self.e.emit_cmp64_mem(Reg::Rax, state_limit());
+            self.e.emit_cmp64_mem(LOOP_INSTRET, state_limit());
             self.e.emit_jcc(Cond::Geu, exit);
             self.e.emit_jmp(head);
             return;
         }
         // Not `sync_before_call`: the other path of a branch still has them dirty.
+        self.loop_counters_to_memory();
         self.write_back(self.dirty);
         self.e.emit_store_imm32(hart_pc(), target);
         self.e
@@ -660,6 +688,7 @@ impl<'a> BlockCompiler<'a> {
                 self.e.emit_alu32_imm32(Alu::And, Reg::Rax, !1);
                 // The link is written after the target is read: rd may equal rs1.
                 self.set_imm(i.rd, next_pc);
+                self.loop_counters_to_memory();
                 self.write_back(self.dirty);
                 self.e.emit_store(Width::B32, hart_pc(), Reg::Rax);
                 self.e
@@ -1294,6 +1323,7 @@ impl<'a> BlockCompiler<'a> {
                     trap,
                 } => {
                     self.e.bind(entry);
+                    self.loop_counters_to_memory();
                     self.write_back(dirty);
                     // helper(hart, ctx, va) -> (status << 32) | value
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
@@ -1318,6 +1348,7 @@ impl<'a> BlockCompiler<'a> {
                     trap,
                 } => {
                     self.e.bind(entry);
+                    self.loop_counters_to_memory();
                     self.write_back(dirty);
                     self.emit_fp_slow_path(&insn, trap);
                     self.e.emit_jmp(resume);
@@ -1331,6 +1362,7 @@ impl<'a> BlockCompiler<'a> {
                     written,
                 } => {
                     self.e.bind(entry);
+                    self.loop_counters_to_memory();
                     self.write_back(dirty);
                     // helper(hart, ctx, insn) -> status
                     self.helper_args();
@@ -1351,6 +1383,7 @@ impl<'a> BlockCompiler<'a> {
                     written,
                 } => {
                     self.e.bind(entry);
+                    self.loop_counters_to_memory();
                     self.write_back(dirty);
                     // helper(hart, ctx, va, value) -> status
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
@@ -1367,6 +1400,7 @@ impl<'a> BlockCompiler<'a> {
         if let Some((_, exit)) = self.self_loop {
             // The loop's back edge ran out of budget (or hit the instruction limit).
             self.e.bind(exit);
+            self.loop_counters_to_memory();
             self.write_back(self.cached_mask());
             self.e.emit_store_imm32(hart_pc(), self.pc0);
             self.e.emit_jmp_abs(self.stubs.exit_next);
@@ -1375,6 +1409,7 @@ impl<'a> BlockCompiler<'a> {
             // The faulting instruction did not retire: pc and instret name it. The helper
             // stored the trap in the run state.
             self.e.bind(l);
+            self.loop_counters_to_memory();
             self.e.emit_store_imm32(hart_pc(), pc);
             if index > 0 {
                 self.e
@@ -1386,6 +1421,7 @@ impl<'a> BlockCompiler<'a> {
         for (index, next_pc, l) in std::mem::take(&mut self.written_exits) {
             // The store retired, but it may have changed this very block: leave after it.
             self.e.bind(l);
+            self.loop_counters_to_memory();
             self.e.emit_store_imm32(hart_pc(), next_pc);
             self.e
                 .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
