@@ -3,24 +3,26 @@
 # initramfs and with the ext2 rootfs on virtio-blk (snapshot), under rv32vm (built-in SBI and
 # OpenSBI) and qemu-system-riscv32 -M virt (OpenSBI via -bios), in the same run. Prints the best
 # of N runs and the ratio rv32vm / QEMU for the same root filesystem.
-# Usage: scripts/bench-boot.sh [--runs N] [--tiers "interp ..."] [--warm]
+# Usage: scripts/bench-boot.sh [--runs N] [--tiers "interp ..."] [--warm] [--no-build]
 # --warm times rv32vm with its code cache filled by an untimed boot first (default: no cache,
-# every tier-2 region compiled in the boot that is timed).
+# every tier-2 region compiled in the boot that is timed); --no-build skips cargo build.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs=3
 tiers="interp"
 warm=0
+build=1
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --tiers) tiers="$2"; shift 2 ;;
     --warm) warm=1; shift ;;
-    *) echo "usage: $0 [--runs N] [--tiers LIST] [--warm]" >&2; exit 2 ;;
+    --no-build) build=0; shift ;;
+    *) echo "usage: $0 [--runs N] [--tiers LIST] [--warm] [--no-build]" >&2; exit 2 ;;
     esac
 done
 command -v qemu-system-riscv32 >/dev/null || { echo "install qemu-system-misc" >&2; exit 1; }
-(cd "$repo" && cargo build --release -q)
+if [ $build = 1 ]; then (cd "$repo" && cargo build --release -q); fi
 vm="${CARGO_TARGET_DIR:-$repo/target}/release/rv32vm"
 img="$repo/images"
 work="$(mktemp -d)"
