@@ -1377,7 +1377,6 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
     // MXCSR's flags pending across the back edge; fflags, read after the loop, and FS must be
     // the interpreter's.
     let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
-    let mut code = vec![0u8; CODE_SIZE];
     let words = [
         fp_op(0x01, 2, 1, 1),      // fadd.d f1, f1, f2
         fp_op(0x09, 4, 1, 3),      // fmul.d f3, f1, f4
@@ -1387,15 +1386,25 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
         i_type(1, 0, 2, 6, 0x73),  // csrrs x6, fflags, x0
         0x0000_0073,               // ecall
     ];
+    let doubles = [(1, 1.0), (2, 0.1), (4, 3.0), (6, 7.0)];
+    let interp = fp_program_in_every_tier(&words, &doubles, 50);
+    assert_ne!(interp.x[6], 0, "the loop raised flags (inexact)");
+}
+
+/// Run `words` from `CODE_BASE` with FP on (RNE), f registers holding `doubles` and x5 =
+/// `x5`, under the interpreter and then every other tier, which must end as it did (at the
+/// last word, an `ecall`) with the same x and f registers, fflags, mstatus, pc and instret.
+/// Returns the interpreter's outcome.
+fn fp_program_in_every_tier(words: &[u32], doubles: &[(usize, f64)], x5: u32) -> Outcome {
+    let mut code = vec![0u8; CODE_SIZE];
     for (i, w) in words.iter().enumerate() {
         code[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
     }
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let mut f = [0u64; 32];
-    f[1] = 1.0f64.to_bits();
-    f[2] = 0.1f64.to_bits();
-    f[4] = 3.0f64.to_bits();
-    f[6] = 7.0f64.to_bits();
+    for &(r, v) in doubles {
+        f[r] = v.to_bits();
+    }
     let fp = RunSetup {
         flat: false,
         on: true,
@@ -1403,21 +1412,17 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
         frm: 0,
     };
     let mut regs = [0u32; 32];
-    regs[5] = 50;
+    regs[5] = x5;
     let run = |tier, ir, t2_opt| {
         let plat = TestPlatform::new(&code, &data, false, false);
         run_on(plat, tier, ir, t2_opt, &regs, &fp)
     };
     let interp = run(Tier::Interp, NO_PASSES, None);
-    assert_eq!(
-        interp.trap.map(|t| t.2),
-        Some(CODE_BASE + 24),
-        "ended at the ecall"
-    );
-    assert_ne!(interp.x[6], 0, "the loop raised flags (inexact)");
+    let ecall = CODE_BASE + 4 * (words.len() as u32 - 1);
+    assert_eq!(interp.trap.map(|t| t.2), Some(ecall), "ended at the ecall");
     for &(tier, ir, t2_opt, name) in OTHER_TIERS {
         let other = run(tier, ir, t2_opt);
-        assert_eq!(other.x, interp.x, "{name}: registers (x6 = fflags)");
+        assert_eq!(other.x, interp.x, "{name}: registers");
         assert_eq!(other.f, interp.f, "{name}: f registers");
         assert_eq!(
             (other.fflags, other.mstatus, other.pc, other.instret),
@@ -1425,6 +1430,7 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
             "{name}"
         );
     }
+    interp
 }
 
 #[test]
@@ -1434,7 +1440,6 @@ fn fp_flags_pending_across_chained_blocks_reach_csr_reads_and_clears() {
     // flag raised before may come back (none left in MXCSR after it). x7 collects what each
     // clear read (inexact), x8 what the read after an exact operation found (nothing).
     let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
-    let mut code = vec![0u8; CODE_SIZE];
     let words = [
         fp_op(0x01, 2, 1, 1),        // 0: fadd.d f1, f1, f2 (inexact)
         j_type(8, 0),                // 4: j 12 (a chained jump to another block)
@@ -1448,46 +1453,12 @@ fn fp_flags_pending_across_chained_blocks_reach_csr_reads_and_clears() {
         b_type(-36, 0, 5, 1),        // 36: bne x5, x0, 0
         0x0000_0073,                 // 40: ecall
     ];
-    for (i, w) in words.iter().enumerate() {
-        code[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
-    }
-    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let mut f = [0u64; 32];
-    f[1] = 1.0f64.to_bits();
-    f[2] = 0.1f64.to_bits();
-    f[4] = 3.0f64.to_bits();
-    let fp = RunSetup {
-        flat: false,
-        on: true,
-        f,
-        frm: 0,
-    };
-    let mut regs = [0u32; 32];
-    regs[5] = 200;
-    let run = |tier, ir, t2_opt| {
-        let plat = TestPlatform::new(&code, &data, false, false);
-        run_on(plat, tier, ir, t2_opt, &regs, &fp)
-    };
-    let interp = run(Tier::Interp, NO_PASSES, None);
-    assert_eq!(
-        interp.trap.map(|t| t.2),
-        Some(CODE_BASE + 40),
-        "ended at the ecall"
-    );
+    let interp = fp_program_in_every_tier(&words, &[(1, 1.0), (2, 0.1), (4, 3.0)], 200);
     assert_eq!(
         (interp.x[7], interp.x[8]),
         (u32::from(crate::cpu::fflags::NX), 0),
         "each clear read inexact; each read after the exact operation nothing"
     );
-    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
-        let other = run(tier, ir, t2_opt);
-        assert_eq!(other.x, interp.x, "{name}: registers (x7, x8: fflags read)");
-        assert_eq!(
-            (other.fflags, other.mstatus, other.pc, other.instret),
-            (interp.fflags, interp.mstatus, interp.pc, interp.instret),
-            "{name}"
-        );
-    }
 }
 
 #[test]
