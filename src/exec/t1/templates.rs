@@ -20,7 +20,6 @@ use std::mem::offset_of;
 
 use super::emit::{Alu, BitOp, Cond, Emitter, Label, Mem, Reg, Shift, Unary, Width};
 use super::Stubs;
-use crate::cpu::csr::{MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
 use crate::exec::abi::{self as helpers, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
@@ -688,7 +687,6 @@ impl<'a> BlockCompiler<'a> {
                 self.e.emit_alu32_imm32(Alu::And, Reg::Rax, !1);
                 // The link is written after the target is read: rd may equal rs1.
                 self.set_imm(i.rd, next_pc);
-                self.loop_counters_to_memory();
                 self.write_back(self.dirty);
                 self.e.emit_store(Width::B32, hart_pc(), Reg::Rax);
                 self.e
@@ -1253,13 +1251,7 @@ impl<'a> BlockCompiler<'a> {
             _ => (Width::B64, 8, true),
         };
         let (slow, resume) = (self.e.label(), self.e.label());
-        // FS is tested, and marked dirty by a load, once per block (see `fp_native`): a
-        // serial read-modify-write of mstatus per access held a loop of FP loads to one
-        // access per store-forwarding round trip.
-        if !self.fp_enabled_checked {
-            self.e.emit_alu32_mem_imm(Alu::Test, mstatus(), MSTATUS_FS);
-            self.e.emit_jcc(Cond::Eq, slow);
-        }
+        self.test_fp_on(slow);
         self.tlb_lookup(i, size, store, slow);
         if store {
             self.e.emit_load(w, false, Reg::Rcx, freg(i.rs2));
@@ -1273,16 +1265,9 @@ impl<'a> BlockCompiler<'a> {
                 self.e.emit_or64(Reg::Rax, Reg::Rcx);
             }
             self.e.emit_store(Width::B64, freg(i.rd), Reg::Rax);
-            if !self.fp_dirty_marked {
-                self.e
-                    .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
-            }
+            self.mark_fp_dirty();
         }
         self.e.bind(resume);
-        // Past here FS is on (the slow path traps otherwise) and, after a load, dirty (the
-        // slow path's load marks it too).
-        self.fp_enabled_checked = true;
-        self.fp_dirty_marked |= !store;
         let trap = self.trap_exit(index, pc);
         let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
         self.ool.push(OutOfLine::FpMem {

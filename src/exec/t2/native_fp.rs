@@ -5,9 +5,10 @@
 //! follows (docs/codegen.md): only round-to-nearest-even runs natively, a badly boxed single
 //! or a fused multiply-add's NaN result goes to the helper, which recomputes the instruction
 //! (another operation's NaN result becomes the canonical NaN in place), and MXCSR's flags
-//! become `fflags`: a region with native operations loads MXCSR clean at its entry and folds
-//! MXCSR's flags into `fflags` at its exit, and the helpers it calls (`abi`'s folding ones)
-//! fold before their work and load MXCSR clean after it, so host code never adds flags and a
+//! become `fflags`: a region with native operations folds the flags tier-1 code left pending
+//! and loads MXCSR clean at its entry, and folds MXCSR's flags into `fflags` at its exit; the
+//! helpers it calls (`abi`'s folding ones) fold before their work and drop what their own
+//! work raised after it (`host_fp::take_mxcsr_flags`), so host code never adds flags and a
 //! guest never misses one. This is the only file of
 //! tier 2 that names x86 instructions; inline assembly keeps LLVM from folding, reordering or
 //! widening an operation, so it is exactly the instruction tier 1 runs.

@@ -98,13 +98,7 @@ impl BlockCompiler<'_> {
         let (slow, resume) = (self.e.label(), self.e.label());
         // What the slow path writes back: the registers changed before this instruction.
         let dirty = self.dirty;
-        if !self.fp_enabled_checked {
-            // FS is checked once per block: nothing inside a block can turn it off, and a slow
-            // path that returns leaves it on.
-            self.e.emit_alu32_mem_imm(Alu::Test, mstatus(), MSTATUS_FS);
-            self.e.emit_jcc(Cond::Eq, slow);
-            self.fp_enabled_checked = true;
-        }
+        self.test_fp_on(slow);
         if rounds && i.rm == crate::cpu::fpu::RM_DYNAMIC {
             self.e.emit_cmp_byte_mem_imm(frm(), 0);
             self.e.emit_jcc(Cond::Ne, slow);
@@ -127,10 +121,8 @@ impl BlockCompiler<'_> {
             native,
             Native::Compare(_) | Native::ToInt { .. } | Native::MoveToInt
         );
-        if writes_f && !self.fp_dirty_marked {
-            self.e
-                .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
-            self.fp_dirty_marked = true;
+        if writes_f {
+            self.mark_fp_dirty();
         }
         match native {
             Native::Arith(op) => {
@@ -244,6 +236,27 @@ impl BlockCompiler<'_> {
         self.e.emit_fp_store(prec, freg(rd, false), 0);
         if prec == Prec::Single {
             self.e.emit_store_imm32(freg(rd, true), u32::MAX);
+        }
+    }
+
+    /// Jump to `slow` if mstatus.FS is off, once per block: nothing inside a block can turn it
+    /// off, and a slow path that returns (its helper traps with FP off) leaves it on, so past
+    /// the first test FS is on on every path.
+    pub(super) fn test_fp_on(&mut self, slow: crate::exec::t1::emit::Label) {
+        if !self.fp_enabled_checked {
+            self.e.emit_alu32_mem_imm(Alu::Test, mstatus(), MSTATUS_FS);
+            self.e.emit_jcc(Cond::Eq, slow);
+            self.fp_enabled_checked = true;
+        }
+    }
+
+    /// Mark mstatus.FS dirty, once per block: the caller's slow path writes an f register
+    /// too, so FS is dirty on every path from here.
+    pub(super) fn mark_fp_dirty(&mut self) {
+        if !self.fp_dirty_marked {
+            self.e
+                .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
+            self.fp_dirty_marked = true;
         }
     }
 
