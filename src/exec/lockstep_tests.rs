@@ -1372,6 +1372,46 @@ fn chained_jump_to_another_page_follows_a_remapping() {
 }
 
 #[test]
+fn a_load_in_a_loop_reads_through_a_remapping_made_by_a_device_store() {
+    // A loop loads a word from the second code page every iteration (a tier-2 region
+    // remembers the page's translation for its loads there). Midway, a device store maps the
+    // page to another host page and flushes the TLB, and a load based on the same register
+    // right after it, in the same block, must read the new page, as must every later one.
+    let code = code_of(&[
+        (0x1000, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37), // lui x6, page after REMAP_MMIO
+        (0x1004, 0x2000 | 5 << 7 | 0x37),                           // lui x5, 0x2
+        (0x1008, i_type(200, 0, 0, 3, 0x13)),                       // addi x3, x0, 200
+        (0x100c, i_type(100, 0, 0, 8, 0x13)),                       // addi x8, x0, 100
+        (0x1010, j_type(0x1100 - 0x1010, 0)),                       // j L
+        (0x1100, i_type(0, 5, 2, 7, 0x03)),                         // L: lw x7, 0(x5)
+        (0x1104, r_type(0, 7, 1, 0, 1, 0x33)),                      // add x1, x1, x7
+        (0x1108, i_type(-1, 3, 0, 3, 0x13)),                        // addi x3, x3, -1
+        (0x110c, b_type(16, 8, 3, 1)),                              // bne x3, x8, S
+        (0x1110, s_type(-0x10, 0, 6, 2)), // sw x0, -16(x6): remap the second page
+        (0x1114, i_type(0, 5, 2, 7, 0x03)), // lw x7, 0(x5)
+        (0x1118, r_type(0, 7, 9, 0, 9, 0x33)), // add x9, x9, x7
+        (0x111c, b_type(0x1100 - 0x111c, 0, 3, 1)), // S: bne x3, x0, L
+        (0x1120, 0x0000_0073),            // ecall
+        (0x2000, 1),                      // the word the loop loads
+    ]);
+    let alternate = 1000u32.to_le_bytes();
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let fp = RunSetup::integer();
+    let run = |tier, ir, t2_opt| {
+        let plat = TestPlatform::new(&code, &data, false, false).alternate_code(&alternate);
+        run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+    };
+    let interp = run(Tier::Interp, NO_PASSES, None);
+    assert_eq!(
+        (interp.x[1], interp.x[9]),
+        (100 + 100 * 1000, 1000),
+        "the interpreter reads the new page from the remap on"
+    );
+    assert_eq!(interp.trap.map(|t| t.2), Some(0x1120), "ended at the ecall");
+    assert_other_tiers_end_as(&interp, run, "a load through a remapped page");
+}
+
+#[test]
 fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
     // A block that loops on itself computing with doubles (inexact results): tier 1 keeps
     // MXCSR's flags pending across the back edge; fflags, read after the loop, and FS must be

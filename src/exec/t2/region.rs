@@ -218,6 +218,33 @@ impl RegionPlan {
         RegionPlan { entry_pc, blocks }
     }
 
+    /// For each block, whether it is on a cycle of the region's static edges (its
+    /// successors that are region blocks): whether it may run again without the region being
+    /// left.
+    pub fn on_cycles(&self) -> Vec<bool> {
+        let index_of = |pc: u32| self.blocks.iter().position(|b| b.pc == pc);
+        let edges: Vec<Vec<usize>> = self
+            .blocks
+            .iter()
+            .map(|b| b.successors().into_iter().filter_map(index_of).collect())
+            .collect();
+        (0..self.blocks.len())
+            .map(|start| {
+                let mut seen = vec![false; self.blocks.len()];
+                let mut work = edges[start].clone();
+                while let Some(b) = work.pop() {
+                    if b == start {
+                        return true;
+                    }
+                    if !std::mem::replace(&mut seen[b], true) {
+                        work.extend(&edges[b]);
+                    }
+                }
+                false
+            })
+            .collect()
+    }
+
     /// Whether the entry is on a cycle of the region (see [`Self::reaches_entry`]): control
     /// can come back to it without leaving.
     pub fn loops(&self, follow_calls: bool) -> bool {
