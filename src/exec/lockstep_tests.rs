@@ -1474,6 +1474,78 @@ fn fp_program_in_every_tier(words: &[u32], doubles: &[(usize, f64)], x5: u32) ->
 }
 
 #[test]
+fn an_fp_compare_after_a_load_that_traps_raises_no_flag() {
+    // A loop loads a word, then compares two singles (or takes their minimum or maximum, or
+    // widens one), one of which becomes a signalling NaN for the iteration whose load
+    // faults. That iteration never reaches the FP instruction, so every tier ends with
+    // fflags 0: native code may not raise the invalid flag ahead of the trap (an LLVM `fcmp`
+    // moved ahead of a load's trap path once did).
+    let f_op = |funct7: u32, funct3: u32, rs2: u32| r_type(funct7, rs2, 1, funct3, 7, 0x53);
+    for (op, name) in [
+        (f_op(0x50, 1, 2), "flt.s x7, f1, f2"),
+        (f_op(0x50, 0, 2), "fle.s x7, f1, f2"),
+        (f_op(0x50, 2, 2), "feq.s x7, f1, f2"),
+        (f_op(0x14, 0, 2), "fmin.s f7, f1, f2"),
+        (f_op(0x14, 1, 2), "fmax.s f7, f1, f2"),
+        (f_op(0x21, 0, 0), "fcvt.d.s f7, f1"),
+    ] {
+        let fmv_w_x = |rd: u32, rs1: u32| r_type(0x78, 0, rs1, 0, rd, 0x53);
+        let code = code_of(&[
+            (0x1000, i_type(3, 0, 0, 3, 0x13)),         // addi x3, x0, 3
+            (0x1004, HOLE | 6 << 7 | 0x37),             // lui x6, HOLE
+            (0x1008, i_type(-8, 6, 0, 6, 0x13)),        // addi x6, x6, -8
+            (0x100c, 0x7f80_0000 | 8 << 7 | 0x37),      // lui x8, 0x7f800
+            (0x1010, i_type(1, 8, 0, 8, 0x13)),         // addi x8, x8, 1: a signalling NaN
+            (0x1014, 0x3f80_0000 | 10 << 7 | 0x37),     // lui x10, 0x3f800: 1.0
+            (0x1018, fmv_w_x(1, 10)),                   // fmv.w.x f1, x10
+            (0x101c, fmv_w_x(2, 10)),                   // fmv.w.x f2, x10
+            (0x1020, i_type(0, 6, 2, 5, 0x03)),         // L: lw x5, 0(x6): faults at HOLE
+            (0x1024, op),                               // the FP instruction
+            (0x1028, i_type(4, 6, 0, 6, 0x13)),         // addi x6, x6, 4
+            (0x102c, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
+            (0x1030, i_type(2, 3, 3, 9, 0x13)),         // sltiu x9, x3, 2
+            (0x1034, r_type(0x20, 9, 0, 0, 9, 0x33)),   // sub x9, x0, x9
+            (0x1038, r_type(0, 8, 10, 4, 11, 0x33)),    // xor x11, x10, x8
+            (0x103c, r_type(0, 9, 11, 7, 11, 0x33)),    // and x11, x11, x9
+            (0x1040, r_type(0, 10, 11, 4, 11, 0x33)),   // xor x11, x11, x10: the NaN at the end
+            (0x1044, fmv_w_x(1, 11)),                   // fmv.w.x f1, x11
+            (0x1048, b_type(0x1020 - 0x1048, 0, 3, 1)), // bne x3, x0, L
+            (0x104c, 0x0000_0073),                      // ecall
+        ]);
+        let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+        let fp = RunSetup {
+            flat: false,
+            on: true,
+            f: [0; 32],
+            frm: 0,
+        };
+        let run = |tier, ir, t2_opt| {
+            let plat = TestPlatform::new(&code, &data, false, false);
+            run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+        };
+        let interp = run(Tier::Interp, NO_PASSES, None);
+        assert_eq!(
+            (interp.trap.map(|t| (t.1, t.2)), interp.fflags, interp.f[1]),
+            (Some((HOLE, 0x1020)), 0, 0xffff_ffff_7f80_0001),
+            "{name}: the interpreter faults at the third load, no flag raised"
+        );
+        for &(tier, ir, t2_opt, tier_name) in OTHER_TIERS {
+            let other = run(tier, ir, t2_opt);
+            assert_eq!(
+                (other.x, other.f, other.trap),
+                (interp.x, interp.f, interp.trap),
+                "{name}, {tier_name}: registers and trap"
+            );
+            assert_eq!(
+                (other.fflags, other.mstatus, other.pc, other.instret),
+                (interp.fflags, interp.mstatus, interp.pc, interp.instret),
+                "{name}, {tier_name}: fflags, mstatus, pc, instret"
+            );
+        }
+    }
+}
+
+#[test]
 fn fp_flags_pending_across_chained_blocks_reach_csr_reads_and_clears() {
     // Tier 1 leaves native FP flags pending in MXCSR across chained blocks: a CSR instruction
     // in a later block must see them (fold before its helper), and once it clears fflags no

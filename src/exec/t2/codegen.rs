@@ -402,6 +402,14 @@ struct PageMemo<'ctx> {
     addend: PointerValue<'ctx>,
 }
 
+/// An order [`Gen::compare_numbers`] tests.
+#[derive(Clone, Copy)]
+enum Ordering {
+    Equal,
+    Less,
+    LessOrEqual,
+}
+
 /// Facts about the FP state read at a region's entry (which nothing in a region changes)
 /// that hold at the current point of a guest block's code, because an earlier F/D
 /// instruction of the block tested them and every path where they were false left the
@@ -2148,21 +2156,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.write_f(i.rd, x, mstatus)?;
             }
             FeqS | FltS | FleS | FeqD | FltD | FleD => {
-                let fty = if double { f64t } else { f32t };
-                let a = self
-                    .b
-                    .build_bit_cast(operands[0], fty, "")?
-                    .into_float_value();
-                let b = self
-                    .b
-                    .build_bit_cast(operands[1], fty, "")?
-                    .into_float_value();
-                let predicate = match i.op {
-                    FeqS | FeqD => inkwell::FloatPredicate::OEQ,
-                    FltS | FltD => inkwell::FloatPredicate::OLT,
-                    _ => inkwell::FloatPredicate::OLE,
+                let order = match i.op {
+                    FeqS | FeqD => Ordering::Equal,
+                    FltS | FltD => Ordering::Less,
+                    _ => Ordering::LessOrEqual,
                 };
-                let r = self.b.build_float_compare(predicate, a, b, "")?;
+                let r = self.compare_numbers(operands[0], operands[1], order)?;
                 let r = self.b.build_int_z_extend(r, self.i32t, "")?;
                 self.set_reg(i.rd, r)?;
             }
@@ -2175,11 +2174,26 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.set_reg(i.rd, r)?;
             }
             FcvtDS => {
-                let a = self
+                // Inline assembly with side effects, which LLVM keeps behind the NaN test: an
+                // `fpext` it may move ahead of it, and of a signalling NaN that raises
+                // MXCSR's invalid flag ([`Gen::compare_numbers`]).
+                let a = self.b.build_bit_cast(operands[0], f32t, "")?;
+                let ty = f64t.fn_type(&[f32t.into()], false);
+                let asm = self.context.create_inline_asm(
+                    ty,
+                    "cvtss2sd $1, $0".to_owned(),
+                    "=x,x".to_owned(),
+                    true,
+                    false,
+                    None,
+                    false,
+                );
+                let r = self
                     .b
-                    .build_bit_cast(operands[0], f32t, "")?
-                    .into_float_value();
-                let r = self.b.build_float_ext(a, f64t, "")?;
+                    .build_indirect_call(ty, asm, &[a.into()], "")?
+                    .try_as_basic_value()
+                    .basic()
+                    .ok_or(CodegenError::InlineAsm("cvtss2sd"))?;
                 let r = self.b.build_bit_cast(r, self.i64t, "")?.into_int_value();
                 self.write_f(i.rd, r, mstatus)?;
             }
@@ -2205,27 +2219,67 @@ impl<'ctx> Gen<'ctx, '_> {
     /// neither a NaN: the smaller (larger) by an ordered compare; for equal values the bits'
     /// OR (AND), which differ only for zeros, where -0 is the smaller.
     fn min_max(&self, a: IntValue<'ctx>, b: IntValue<'ctx>, min: bool) -> Result<IntValue<'ctx>> {
-        let fty = if a.get_type().get_bit_width() == 64 {
-            self.context.f64_type()
-        } else {
-            self.context.f32_type()
-        };
-        let af = self.b.build_bit_cast(a, fty, "")?.into_float_value();
-        let bf = self.b.build_bit_cast(b, fty, "")?.into_float_value();
         let (first, second, equal) = if min {
-            (af, bf, self.b.build_or(a, b, "")?)
+            (a, b, self.b.build_or(a, b, "")?)
         } else {
-            (bf, af, self.b.build_and(a, b, "")?)
+            (b, a, self.b.build_and(a, b, "")?)
         };
         // min: `a < b` picks a, `a > b` picks b; max: `b < a` picks a, `b > a` picks b.
-        let picks_a =
-            self.b
-                .build_float_compare(inkwell::FloatPredicate::OLT, first, second, "")?;
-        let picks_b =
-            self.b
-                .build_float_compare(inkwell::FloatPredicate::OGT, first, second, "")?;
+        let picks_a = self.compare_numbers(first, second, Ordering::Less)?;
+        let picks_b = self.compare_numbers(second, first, Ordering::Less)?;
         let r = self.b.build_select(picks_b, b, equal, "")?.into_int_value();
         Ok(self.b.build_select(picks_a, a, r, "")?.into_int_value())
+    }
+
+    /// Whether the single (`i32`) or double (`i64`) bits `a` and `b`, neither a NaN, are in
+    /// `order`, compared on the bits. An LLVM `fcmp` has no side effects for LLVM, which may
+    /// move it ahead of the branch that keeps NaNs (and everything after a trapping access)
+    /// from it; a compare of a signalling NaN raises MXCSR's invalid flag, which the region's
+    /// exit folds into `fflags`. Integer compares raise nothing. Mapping each value to
+    /// `bits ^ (sign ? all ones : sign bit)` orders them as unsigned integers, except that -0
+    /// comes just below +0, which IEEE compares equal.
+    fn compare_numbers(
+        &self,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+        order: Ordering,
+    ) -> Result<IntValue<'ctx>> {
+        let ty = a.get_type();
+        let width = u64::from(ty.get_bit_width());
+        let sign = ty.const_int(1 << (width - 1), false);
+        let key = |v: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
+            let spread = self
+                .b
+                .build_right_shift(v, ty.const_int(width - 1, false), true, "")?;
+            let flip = self.b.build_or(spread, sign, "")?;
+            Ok(self.b.build_xor(v, flip, "")?)
+        };
+        let either = self.b.build_or(a, b, "")?;
+        let magnitudes = self
+            .b
+            .build_left_shift(either, ty.const_int(1, false), "")?;
+        let both_zero =
+            self.b
+                .build_int_compare(IntPredicate::EQ, magnitudes, ty.const_zero(), "")?;
+        Ok(match order {
+            Ordering::Equal => {
+                let same = self.b.build_int_compare(IntPredicate::EQ, a, b, "")?;
+                self.b.build_or(same, both_zero, "")?
+            }
+            Ordering::Less => {
+                let below = self
+                    .b
+                    .build_int_compare(IntPredicate::ULT, key(a)?, key(b)?, "")?;
+                let not_zeros = self.b.build_not(both_zero, "")?;
+                self.b.build_and(below, not_zeros, "")?
+            }
+            Ordering::LessOrEqual => {
+                let at_most = self
+                    .b
+                    .build_int_compare(IntPredicate::ULE, key(a)?, key(b)?, "")?;
+                self.b.build_or(at_most, both_zero, "")?
+            }
+        })
     }
 
     /// `fclass` of the single (`i32`) or double (`i64`) bits `v`: the one-hot class mask.
