@@ -80,7 +80,7 @@ pub fn native(op: Op) -> Option<NativeFp> {
 }
 
 /// F/D operations that never round, so tier 2 builds them from plain LLVM IR (bit operations,
-/// ordered compares, exact widening conversions, classification) when singles are NaN-boxed
+/// compares of the bits, exact widening conversions, classification) when singles are NaN-boxed
 /// and, for compares, `fmin`/`fmax` and `fcvt.d.s`, no operand is a NaN; anything else goes to
 /// the helper. Sign injection, moves and `fclass` raise no flags at all; compares, `fmin`,
 /// `fmax` and conversions of non-NaN operands raise none either.
