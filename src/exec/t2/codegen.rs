@@ -1668,7 +1668,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 (host, 1)
             }
             None => (
-                self.translate(i.rs1, va, size, write, Some(fs_on), fast, slow)?,
+                self.translate(i.rs1, va, size, write, Some(fs_on), (fast, slow))?,
                 size,
             ),
         };
@@ -2457,8 +2457,7 @@ impl<'ctx> Gen<'ctx, '_> {
         size: u32,
         write: bool,
         also: Option<IntValue<'ctx>>,
-        fast: BasicBlock<'ctx>,
-        slow: BasicBlock<'ctx>,
+        (fast, slow): (BasicBlock<'ctx>, BasicBlock<'ctx>),
     ) -> Result<PointerValue<'ctx>> {
         let memo = if write || !self.in_loop {
             None
@@ -2627,7 +2626,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.new_bb("ld_done"),
         );
         // Fast path: aligned, in a RAM page the TLB maps.
-        let host = self.translate(i.rs1, va, size, false, None, fast, slow)?;
+        let host = self.translate(i.rs1, va, size, false, None, (fast, slow))?;
         let ty = ty_of(self.context, size);
         let raw = self.load_aligned(ty, host, size)?;
         let fast_v = self.widen(raw, signed)?;
@@ -2735,7 +2734,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.new_bb("st_done"),
             );
             // Fast path: pages holding code have no write entries, so this never changes code.
-            let host = self.translate(i.rs1, va, size, true, None, fast, slow)?;
+            let host = self.translate(i.rs1, va, size, true, None, (fast, slow))?;
             let narrow =
                 self.b
                     .build_int_truncate_or_bit_cast(value, ty_of(self.context, size), "")?;
