@@ -1412,6 +1412,51 @@ fn a_load_in_a_loop_reads_through_a_remapping_made_by_a_device_store() {
 }
 
 #[test]
+fn a_store_in_a_loop_writes_through_a_remapping_made_by_a_device_store() {
+    // As for loads: a loop stores to the second page (a data page here, so it has write TLB
+    // entries) every iteration; midway a device store maps the page to another host page,
+    // and a store based on the same register right after it, in the same block, and every
+    // later one must reach the new page, the old one keeping what was stored before.
+    let code = code_of(&[
+        (0x1000, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37), // lui x6, page after REMAP_MMIO
+        (0x1004, 0x2000 | 5 << 7 | 0x37),                           // lui x5, 0x2
+        (0x1008, i_type(200, 0, 0, 3, 0x13)),                       // addi x3, x0, 200
+        (0x100c, i_type(100, 0, 0, 8, 0x13)),                       // addi x8, x0, 100
+        (0x1010, j_type(0x1100 - 0x1010, 0)),                       // j L
+        (0x1100, s_type(0, 3, 5, 2)),                               // L: sw x3, 0(x5)
+        (0x1104, i_type(-1, 3, 0, 3, 0x13)),                        // addi x3, x3, -1
+        (0x1108, b_type(12, 8, 3, 1)),                              // bne x3, x8, S
+        (0x110c, s_type(-0x10, 0, 6, 2)), // sw x0, -16(x6): remap the second page
+        (0x1110, s_type(4, 3, 5, 2)),     // sw x3, 4(x5)
+        (0x1114, b_type(0x1100 - 0x1114, 0, 3, 1)), // S: bne x3, x0, L
+        (0x1118, i_type(0, 5, 2, 10, 0x03)), // lw x10, 0(x5)
+        (0x111c, i_type(4, 5, 2, 11, 0x03)), // lw x11, 4(x5)
+        (0x1120, 0x0000_0073),            // ecall
+    ]);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let fp = RunSetup::integer();
+    let run = |tier, ir, t2_opt| {
+        let plat = TestPlatform::new(&code, &data, false, false).alternate_code(&[0; 8]);
+        run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+    };
+    let interp = run(Tier::Interp, NO_PASSES, None);
+    let old_word = u32::from_le_bytes(interp.code[0x1000..0x1004].try_into().expect("4 bytes"));
+    assert_eq!(
+        (interp.x[10], interp.x[11], old_word),
+        (1, 100, 101),
+        "the interpreter stores to the new page from the remap on"
+    );
+    assert_other_tiers_end_as(&interp, run, "a store through a remapped page");
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+        assert_eq!(
+            run(tier, ir, t2_opt).code,
+            interp.code,
+            "{name}: the old page"
+        );
+    }
+}
+
+#[test]
 fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
     // A block that loops on itself computing with doubles (inexact results): tier 1 keeps
     // MXCSR's flags pending across the back edge; fflags, read after the loop, and FS must be

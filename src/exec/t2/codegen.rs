@@ -2441,7 +2441,8 @@ impl<'ctx> Gen<'ctx, '_> {
     /// addend: no TLB load, whose address depends on the guest address, stands between a
     /// computed address and its access (a crc32 loop's table lookup ran 1.7 times faster).
     /// Loads based on `sp`, stores and straight code gain nothing: their addresses are known
-    /// early, and the processor overlaps the TLB load with other work.
+    /// early, and the processor overlaps the TLB load with other work (memos for stores as
+    /// well measured the same in the guest's sieve and quicksort).
     ///
     /// The memo is as good as the TLB entry it copied while the region runs: what changes
     /// translations (`sfence.vma`, `satp`, `mstatus`, privilege changes) is a system
