@@ -1371,44 +1371,72 @@ fn chained_jump_to_another_page_follows_a_remapping() {
     assert_other_tiers_end_as(&interp, run, "a remapped code page");
 }
 
+/// Run `body`, a loop at 0x1100 that ends in an `ecall`, in every tier after a prologue that
+/// sets x6 to the page after [`REMAP_MMIO`], x5 to the second code page (0x2000), x3 to 200
+/// and x8 to 100, with `alternate` as the second page's other host page. Every tier must end
+/// as the interpreter, code pages included (`what` names the case); returns the
+/// interpreter's outcome.
+fn remapping_loop_in_every_tier(body: &[(u32, u32)], alternate: &[u8], what: &str) -> Outcome {
+    let mut words = vec![
+        (0x1000, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37), // lui x6, page after REMAP_MMIO
+        (0x1004, 0x2000 | 5 << 7 | 0x37),                           // lui x5, 0x2
+        (0x1008, i_type(200, 0, 0, 3, 0x13)),                       // addi x3, x0, 200
+        (0x100c, i_type(100, 0, 0, 8, 0x13)),                       // addi x8, x0, 100
+        (0x1010, j_type(0x1100 - 0x1010, 0)),                       // j 0x1100
+    ];
+    words.extend_from_slice(body);
+    let code = code_of(&words);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let fp = RunSetup::integer();
+    let run = |tier, ir, t2_opt| {
+        let plat = TestPlatform::new(&code, &data, false, false).alternate_code(alternate);
+        run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+    };
+    let interp = run(Tier::Interp, NO_PASSES, None);
+    let ecall = body.last().map(|&(pc, _)| pc);
+    assert_eq!(
+        interp.trap.map(|t| t.2),
+        ecall,
+        "{what}: ended at the ecall"
+    );
+    assert_other_tiers_end_as(&interp, run, what);
+    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
+        assert_eq!(
+            run(tier, ir, t2_opt).code,
+            interp.code,
+            "{what}, {name}: code pages"
+        );
+    }
+    interp
+}
+
 #[test]
 fn a_load_in_a_loop_reads_through_a_remapping_made_by_a_device_store() {
     // A loop loads a word from the second code page every iteration (a tier-2 region
     // remembers the page's translation for its loads there). Midway, a device store maps the
     // page to another host page and flushes the TLB, and a load based on the same register
     // right after it, in the same block, must read the new page, as must every later one.
-    let code = code_of(&[
-        (0x1000, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37), // lui x6, page after REMAP_MMIO
-        (0x1004, 0x2000 | 5 << 7 | 0x37),                           // lui x5, 0x2
-        (0x1008, i_type(200, 0, 0, 3, 0x13)),                       // addi x3, x0, 200
-        (0x100c, i_type(100, 0, 0, 8, 0x13)),                       // addi x8, x0, 100
-        (0x1010, j_type(0x1100 - 0x1010, 0)),                       // j L
-        (0x1100, i_type(0, 5, 2, 7, 0x03)),                         // L: lw x7, 0(x5)
-        (0x1104, r_type(0, 7, 1, 0, 1, 0x33)),                      // add x1, x1, x7
-        (0x1108, i_type(-1, 3, 0, 3, 0x13)),                        // addi x3, x3, -1
-        (0x110c, b_type(16, 8, 3, 1)),                              // bne x3, x8, S
-        (0x1110, s_type(-0x10, 0, 6, 2)), // sw x0, -16(x6): remap the second page
-        (0x1114, i_type(0, 5, 2, 7, 0x03)), // lw x7, 0(x5)
-        (0x1118, r_type(0, 7, 9, 0, 9, 0x33)), // add x9, x9, x7
-        (0x111c, b_type(0x1100 - 0x111c, 0, 3, 1)), // S: bne x3, x0, L
-        (0x1120, 0x0000_0073),            // ecall
-        (0x2000, 1),                      // the word the loop loads
-    ]);
-    let alternate = 1000u32.to_le_bytes();
-    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let fp = RunSetup::integer();
-    let run = |tier, ir, t2_opt| {
-        let plat = TestPlatform::new(&code, &data, false, false).alternate_code(&alternate);
-        run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
-    };
-    let interp = run(Tier::Interp, NO_PASSES, None);
+    let interp = remapping_loop_in_every_tier(
+        &[
+            (0x1100, i_type(0, 5, 2, 7, 0x03)),         // L: lw x7, 0(x5)
+            (0x1104, r_type(0, 7, 1, 0, 1, 0x33)),      // add x1, x1, x7
+            (0x1108, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
+            (0x110c, b_type(16, 8, 3, 1)),              // bne x3, x8, S
+            (0x1110, s_type(-0x10, 0, 6, 2)),           // sw x0, -16(x6): remap the second page
+            (0x1114, i_type(0, 5, 2, 7, 0x03)),         // lw x7, 0(x5)
+            (0x1118, r_type(0, 7, 9, 0, 9, 0x33)),      // add x9, x9, x7
+            (0x111c, b_type(0x1100 - 0x111c, 0, 3, 1)), // S: bne x3, x0, L
+            (0x2000, 1),                                // the word the loop loads
+            (0x1120, 0x0000_0073),                      // ecall
+        ],
+        &1000u32.to_le_bytes(),
+        "a load through a remapped page",
+    );
     assert_eq!(
         (interp.x[1], interp.x[9]),
         (100 + 100 * 1000, 1000),
         "the interpreter reads the new page from the remap on"
     );
-    assert_eq!(interp.trap.map(|t| t.2), Some(0x1120), "ended at the ecall");
-    assert_other_tiers_end_as(&interp, run, "a load through a remapped page");
 }
 
 #[test]
@@ -1417,43 +1445,27 @@ fn a_store_in_a_loop_writes_through_a_remapping_made_by_a_device_store() {
     // entries) every iteration; midway a device store maps the page to another host page,
     // and a store based on the same register right after it, in the same block, and every
     // later one must reach the new page, the old one keeping what was stored before.
-    let code = code_of(&[
-        (0x1000, (REMAP_MMIO + 0x10) & !PAGE_MASK | 6 << 7 | 0x37), // lui x6, page after REMAP_MMIO
-        (0x1004, 0x2000 | 5 << 7 | 0x37),                           // lui x5, 0x2
-        (0x1008, i_type(200, 0, 0, 3, 0x13)),                       // addi x3, x0, 200
-        (0x100c, i_type(100, 0, 0, 8, 0x13)),                       // addi x8, x0, 100
-        (0x1010, j_type(0x1100 - 0x1010, 0)),                       // j L
-        (0x1100, s_type(0, 3, 5, 2)),                               // L: sw x3, 0(x5)
-        (0x1104, i_type(-1, 3, 0, 3, 0x13)),                        // addi x3, x3, -1
-        (0x1108, b_type(12, 8, 3, 1)),                              // bne x3, x8, S
-        (0x110c, s_type(-0x10, 0, 6, 2)), // sw x0, -16(x6): remap the second page
-        (0x1110, s_type(4, 3, 5, 2)),     // sw x3, 4(x5)
-        (0x1114, b_type(0x1100 - 0x1114, 0, 3, 1)), // S: bne x3, x0, L
-        (0x1118, i_type(0, 5, 2, 10, 0x03)), // lw x10, 0(x5)
-        (0x111c, i_type(4, 5, 2, 11, 0x03)), // lw x11, 4(x5)
-        (0x1120, 0x0000_0073),            // ecall
-    ]);
-    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let fp = RunSetup::integer();
-    let run = |tier, ir, t2_opt| {
-        let plat = TestPlatform::new(&code, &data, false, false).alternate_code(&[0; 8]);
-        run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
-    };
-    let interp = run(Tier::Interp, NO_PASSES, None);
+    let interp = remapping_loop_in_every_tier(
+        &[
+            (0x1100, s_type(0, 3, 5, 2)),               // L: sw x3, 0(x5)
+            (0x1104, i_type(-1, 3, 0, 3, 0x13)),        // addi x3, x3, -1
+            (0x1108, b_type(12, 8, 3, 1)),              // bne x3, x8, S
+            (0x110c, s_type(-0x10, 0, 6, 2)),           // sw x0, -16(x6): remap the second page
+            (0x1110, s_type(4, 3, 5, 2)),               // sw x3, 4(x5)
+            (0x1114, b_type(0x1100 - 0x1114, 0, 3, 1)), // S: bne x3, x0, L
+            (0x1118, i_type(0, 5, 2, 10, 0x03)),        // lw x10, 0(x5)
+            (0x111c, i_type(4, 5, 2, 11, 0x03)),        // lw x11, 4(x5)
+            (0x1120, 0x0000_0073),                      // ecall
+        ],
+        &[0; 8],
+        "a store through a remapped page",
+    );
     let old_word = u32::from_le_bytes(interp.code[0x1000..0x1004].try_into().expect("4 bytes"));
     assert_eq!(
         (interp.x[10], interp.x[11], old_word),
         (1, 100, 101),
         "the interpreter stores to the new page from the remap on"
     );
-    assert_other_tiers_end_as(&interp, run, "a store through a remapped page");
-    for &(tier, ir, t2_opt, name) in OTHER_TIERS {
-        assert_eq!(
-            run(tier, ir, t2_opt).code,
-            interp.code,
-            "{name}: the old page"
-        );
-    }
 }
 
 #[test]

@@ -1497,17 +1497,12 @@ impl<'ctx> Gen<'ctx, '_> {
     fn mxcsr_asm(&self, code: &str) -> Result<()> {
         let ptrt = self.context.ptr_type(inkwell::AddressSpace::default());
         let ty = self.context.void_type().fn_type(&[ptrt.into()], false);
-        let asm = self.context.create_inline_asm(
+        self.host_instruction(
             ty,
             code.to_owned(),
-            native_fp::MXCSR_CONSTRAINTS.to_owned(),
-            true,
-            false,
-            None,
-            false,
-        );
-        self.b
-            .build_indirect_call(ty, asm, &[self.mxcsr.into()], "")?;
+            native_fp::MXCSR_CONSTRAINTS,
+            &[self.mxcsr.into()],
+        )?;
         Ok(())
     }
 
@@ -1917,15 +1912,8 @@ impl<'ctx> Gen<'ctx, '_> {
             params.push(source_fty.into());
             args.push(self.b.build_bit_cast(v, source_fty, "")?.into());
         }
-        let ty = fty.fn_type(&params, false);
-        let asm = self
-            .context
-            .create_inline_asm(ty, code, constraints, true, false, None, false);
         let r = self
-            .b
-            .build_indirect_call(ty, asm, &args, "fp")?
-            .try_as_basic_value()
-            .basic()
+            .host_instruction(fty.fn_type(&params, false), code, &constraints, &args)?
             .ok_or(CodegenError::InlineAsm(n.mnemonic))?
             .into_float_value();
         let nan = self
@@ -1956,6 +1944,32 @@ impl<'ctx> Gen<'ctx, '_> {
         self.fp_unusual_then(i, pc, index, slow, done)?;
         self.fp_done(Some(i.rm), index);
         Ok(())
+    }
+
+    /// Host instruction `code` (AT&T inline assembly with `constraints`) of type `ty` on
+    /// `args`; its result, if it has one. Marked as having side effects: it reads or changes
+    /// MXCSR, and LLVM neither drops it nor moves it ahead of the tests that guard it.
+    fn host_instruction(
+        &self,
+        ty: FunctionType<'ctx>,
+        code: String,
+        constraints: &str,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<Option<inkwell::values::BasicValueEnum<'ctx>>> {
+        let asm = self.context.create_inline_asm(
+            ty,
+            code,
+            constraints.to_owned(),
+            true,
+            false,
+            None,
+            false,
+        );
+        Ok(self
+            .b
+            .build_indirect_call(ty, asm, args, "")?
+            .try_as_basic_value()
+            .basic())
     }
 
     /// `fcvt.w.s` / `fcvt.w.d` `i` natively ([`native_fp::to_int`]) when FP is on, a dynamic
@@ -2015,20 +2029,8 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(fast);
         let source = self.b.build_bit_cast(bits, fty, "")?;
         let ty = self.i32t.fn_type(&[fty.into()], false);
-        let asm = self.context.create_inline_asm(
-            ty,
-            conversion.asm(),
-            "=r,x".to_owned(),
-            true,
-            false,
-            None,
-            false,
-        );
         let r = self
-            .b
-            .build_indirect_call(ty, asm, &[source.into()], "cvt")?
-            .try_as_basic_value()
-            .basic()
+            .host_instruction(ty, conversion.asm(), "=r,x", &[source.into()])?
             .ok_or(CodegenError::InlineAsm("cvt"))?
             .into_int_value();
         self.set_reg(i.rd, r)?;
@@ -2179,20 +2181,8 @@ impl<'ctx> Gen<'ctx, '_> {
                 // MXCSR's invalid flag ([`Gen::compare_numbers`]).
                 let a = self.b.build_bit_cast(operands[0], f32t, "")?;
                 let ty = f64t.fn_type(&[f32t.into()], false);
-                let asm = self.context.create_inline_asm(
-                    ty,
-                    "cvtss2sd $1, $0".to_owned(),
-                    "=x,x".to_owned(),
-                    true,
-                    false,
-                    None,
-                    false,
-                );
                 let r = self
-                    .b
-                    .build_indirect_call(ty, asm, &[a.into()], "")?
-                    .try_as_basic_value()
-                    .basic()
+                    .host_instruction(ty, "cvtss2sd $1, $0".to_owned(), "=x,x", &[a.into()])?
                     .ok_or(CodegenError::InlineAsm("cvtss2sd"))?;
                 let r = self.b.build_bit_cast(r, self.i64t, "")?.into_int_value();
                 self.write_f(i.rd, r, mstatus)?;
