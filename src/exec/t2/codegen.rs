@@ -2206,8 +2206,8 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// `fmin` (`min`) or `fmax` of the single (`i32`) or double (`i64`) bits `a` and `b`,
-    /// neither a NaN: the smaller (larger) by an ordered compare; for equal values the bits'
-    /// OR (AND), which differ only for zeros, where -0 is the smaller.
+    /// neither a NaN: the smaller (larger) by [`Gen::compare_numbers`]; for equal values the
+    /// bits' OR (AND), which differ only for zeros, where -0 is the smaller.
     fn min_max(&self, a: IntValue<'ctx>, b: IntValue<'ctx>, min: bool) -> Result<IntValue<'ctx>> {
         let (first, second, equal) = if min {
             (a, b, self.b.build_or(a, b, "")?)
