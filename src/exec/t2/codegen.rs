@@ -1279,7 +1279,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let call = self
             .b
             .build_indirect_call(ty, f, &self.helper_args(args), "")?;
-        self.helper_result(call)
+        Ok(self.helper_result(call))
     }
 
     /// A helper's arguments: (hart, ctx, `args`...).
@@ -1293,15 +1293,13 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// What a helper call returns (0 if nothing); the helper may have written any register
-    /// in the hart, and reached a device (the page memos are forgotten).
-    fn helper_result(&self, call: inkwell::values::CallSiteValue<'ctx>) -> Result<IntValue<'ctx>> {
+    /// in the hart.
+    fn helper_result(&self, call: inkwell::values::CallSiteValue<'ctx>) -> IntValue<'ctx> {
         self.forget_cached_regs();
-        self.forget_page_memos()?;
-        Ok(call
-            .try_as_basic_value()
+        call.try_as_basic_value()
             .basic()
             .map(|v| v.into_int_value())
-            .unwrap_or_else(|| self.c32(0)))
+            .unwrap_or_else(|| self.c32(0))
     }
 
     /// [`Gen::call`] for a slow path the hot code rarely takes (TLB misses, devices,
@@ -1331,7 +1329,7 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let call = self.b.build_call(wrapper, &self.helper_args(args), "")?;
         call.set_call_convention(PRESERVE_MOST_CC);
-        self.helper_result(call)
+        Ok(self.helper_result(call))
     }
 
     /// The `preserve_most` wrapper `name` of the helper at `addr` (see [`Gen::call_cold`]):
@@ -1479,6 +1477,7 @@ impl<'ctx> Gen<'ctx, '_> {
             false,
         );
         let status = self.call(helper, ty, &[self.c64(lo).into(), self.c64(hi).into()])?;
+        self.forget_page_memos()?;
         self.trap_if(status, pc, index)?;
         if i.op.info().int_write {
             self.reload(i.rd)?;
@@ -2438,8 +2437,8 @@ impl<'ctx> Gen<'ctx, '_> {
     /// translations (`sfence.vma`, `satp`, `mstatus`, privilege changes) is a system
     /// instruction, which ends the region, or a trap, which leaves it; a page becomes code
     /// (losing its write entries) only when the run loop builds a block. A helper may reach a
-    /// device, which may change mappings, so every helper call forgets the memos; so does
-    /// each entry into the region. User mode has none: every page's addend is the flat base,
+    /// device, which may change mappings, so every helper call the region goes on after
+    /// forgets the memos ([`Gen::forget_page_memos`]); so does each entry into the region. User mode has none: every page's addend is the flat base,
     /// and threads change each other's mappings.
     fn translate(
         &self,
@@ -2546,7 +2545,9 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// Forget every page memo (after a helper call: see [`Gen::translate`]).
+    /// Forget every page memo: after a helper call past which the region goes on (an
+    /// instruction's helper or an access's slow path; see [`Gen::translate`]). The chain
+    /// and system helpers need none: the region leaves after them.
     fn forget_page_memos(&self) -> Result<()> {
         for memo in self.page_memos.iter().flatten() {
             self.memo_store(memo.page, self.c32(NO_PAGE))?;
@@ -2701,7 +2702,9 @@ impl<'ctx> Gen<'ctx, '_> {
             BasicMetadataTypeEnum::from(self.i32t),
             args.len(),
         ));
-        self.call_cold(helper, ret.fn_type(&params, false), args)
+        let r = self.call_cold(helper, ret.fn_type(&params, false), args)?;
+        self.forget_page_memos()?;
+        Ok(r)
     }
 
     fn store(&mut self, i: &Insn, width: u8, pc: u32, index: u64) -> Result<()> {

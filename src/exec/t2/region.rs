@@ -222,12 +222,7 @@ impl RegionPlan {
     /// successors that are region blocks): whether it may run again without the region being
     /// left.
     pub fn on_cycles(&self) -> Vec<bool> {
-        let index_of = |pc: u32| self.blocks.iter().position(|b| b.pc == pc);
-        let edges: Vec<Vec<usize>> = self
-            .blocks
-            .iter()
-            .map(|b| b.successors().into_iter().filter_map(index_of).collect())
-            .collect();
+        let edges = self.edges(false);
         (0..self.blocks.len())
             .map(|start| {
                 let mut seen = vec![false; self.blocks.len()];
@@ -241,6 +236,23 @@ impl RegionPlan {
                     }
                 }
                 false
+            })
+            .collect()
+    }
+
+    /// For each block, the indices of the region blocks control may go to from it: its static
+    /// successors and, with `follow_calls`, a call's return site (as [`Self::trace`] follows).
+    fn edges(&self, follow_calls: bool) -> Vec<Vec<usize>> {
+        let index_of = |pc: u32| self.blocks.iter().position(|b| b.pc == pc);
+        self.blocks
+            .iter()
+            .map(|b| {
+                let returns = if follow_calls { b.return_site() } else { None };
+                b.successors()
+                    .into_iter()
+                    .chain(returns)
+                    .filter_map(index_of)
+                    .collect()
             })
             .collect()
     }
@@ -260,18 +272,7 @@ impl RegionPlan {
     fn reaches_entry(&self, follow_calls: bool) -> Vec<bool> {
         let n = self.blocks.len();
         let index_of = |pc: u32| self.blocks.iter().position(|b| b.pc == pc);
-        let mut edges: Vec<Vec<usize>> = self
-            .blocks
-            .iter()
-            .map(|b| {
-                let returns = if follow_calls { b.return_site() } else { None };
-                b.successors()
-                    .into_iter()
-                    .chain(returns)
-                    .filter_map(index_of)
-                    .collect()
-            })
-            .collect();
+        let mut edges = self.edges(follow_calls);
         if follow_calls {
             let mut return_edges = Vec::new();
             for call in &self.blocks {
