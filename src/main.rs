@@ -375,9 +375,14 @@ struct RunArgs {
     /// Stop after exactly this many instructions (exit status 124).
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
-    /// Let misaligned loads and stores go to the host directly instead of trapping.
+    /// Let misaligned loads and stores go to the host directly instead of trapping (the
+    /// default with --bare).
     #[arg(short = 'm', long)]
     allow_misaligned: bool,
+    /// With --bare: misaligned loads and stores raise address-misaligned exceptions for the
+    /// program's handler, instead of being performed as under QEMU (and Spike --misaligned).
+    #[arg(long, requires = "bare", conflicts_with = "allow_misaligned")]
+    trap_misaligned: bool,
     /// Compiled code checks every load and store. Without it, a program whose code is all
     /// user-level and that handles neither SIGSEGV nor SIGBUS runs with loads and stores that
     /// go straight to guest memory, the host's page protection catching bad ones (fatal, as
@@ -545,7 +550,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             signature: args.signature,
             max_insns: args.max_insns,
             engine,
-            allow_misaligned: args.allow_misaligned,
+            allow_misaligned: !args.trap_misaligned,
             stats: args.stats,
             gdb: args.gdb.options(),
         };

@@ -129,11 +129,7 @@ fn fuse_at(insns: &mut [Insn], i: usize) -> usize {
 
 /// Integer registers that operation `i` may write, as a bit mask over x0..x31.
 fn writes(i: &Insn) -> u32 {
-    if i.op.info().int_write {
-        1 << (i.rd & 31)
-    } else {
-        0
-    }
+    i.int_dests()
 }
 
 /// Constant folding and propagation within the block (see the module docs). Fused units are

@@ -160,16 +160,18 @@ fn store_slow<T: MemValue, P: Platform>(
     }
 }
 
-/// Read-modify-write of an aligned word for AMOs: faults are reported as store/AMO faults, and
+/// Read-modify-write of an aligned `T` for AMOs: `f` maps the old value to the one to store,
+/// or to `None` to store nothing (a compare-and-swap whose compare failed; it still needs
+/// write permission, as the Zacas spec requires). Faults are reported as store/AMO faults, and
 /// a misaligned address raises the store/AMO misaligned exception (never emulated).
 #[inline]
-pub fn amo<P: Platform>(
+pub fn amo<T: MemValue, P: Platform>(
     hart: &mut Hart,
     plat: &mut P,
     va: u32,
-    f: impl FnOnce(u32) -> u32,
-) -> Result<u32, Trap> {
-    if va & 3 != 0 {
+    f: impl FnOnce(T) -> Option<T>,
+) -> Result<T, Trap> {
+    if va & (T::SIZE - 1) != 0 {
         return Err(Trap::new(Exception::StoreMisaligned, va));
     }
     let (host, translated) = match hart.tlb.lookup(va, Access::Write) {
@@ -178,27 +180,34 @@ pub fn amo<P: Platform>(
             // An AMO needs both permissions; a failing read permission is a store/AMO fault.
             let read = translate(hart, plat, va, Access::Read).map_err(as_store_fault)?;
             let write = translate(hart, plat, va, Access::Write)?;
-            plat.watch_access(hart, va, 4, Access::Read)?;
-            plat.watch_access(hart, va, 4, Access::Write)?;
+            plat.watch_access(hart, va, T::SIZE, Access::Read)?;
+            plat.watch_access(hart, va, T::SIZE, Access::Write)?;
             match (read, write) {
                 (Target::Ram { .. }, Target::Ram { host, .. }) => (host as usize, true),
                 (_, Target::Mmio { paddr }) | (Target::Mmio { paddr }, _) => {
-                    let old = plat.mmio_read(hart, paddr, 4).map_err(as_store_fault)? as u32;
-                    plat.mmio_write(hart, paddr, 4, f(old) as u64)?;
+                    let old = plat
+                        .mmio_read(hart, paddr, T::SIZE)
+                        .map_err(as_store_fault)?;
+                    let old = T::from_u64(old);
+                    if let Some(new) = f(old) {
+                        plat.mmio_write(hart, paddr, T::SIZE, new.to_u64())?;
+                    }
                     return Ok(old);
                 }
             }
         }
     };
-    let p = host as *mut u32;
-    // SAFETY: `host` points at an aligned word of writable guest RAM (TLB entry or fresh
-    // translation).
+    let p = host as *mut T;
+    // SAFETY: `host` points at an aligned `T` of writable guest RAM (TLB entry or fresh
+    // translation; an aligned access stays within its page).
     let old = unsafe { p.read() };
-    // SAFETY: as above.
-    unsafe { p.write(f(old)) };
-    // Code pages never have write TLB entries, so only a translated access can hit one.
-    if translated {
-        hart.code_pages.note_store(host);
+    if let Some(new) = f(old) {
+        // SAFETY: as above.
+        unsafe { p.write(new) };
+        // Code pages never have write TLB entries, so only a translated access can hit one.
+        if translated {
+            hart.code_pages.note_store(host);
+        }
     }
     Ok(old)
 }

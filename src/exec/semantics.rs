@@ -170,8 +170,38 @@ pub fn orc_b(v: u32) -> u32 {
     r
 }
 
-/// LR/SC or an AMO (`i`): the value for `rd`. Shared by every tier.
+/// The value an AMO of the A extension or Zabha stores, from the old value `m` and `x[rs2]`,
+/// both sign-extended to 32 bits (min and max compare whole words; the store truncates).
+fn amo_value(op: Op, m: u32, rs2: u32) -> u32 {
+    use Op::*;
+    match op {
+        AmoswapW | AmoswapH | AmoswapB => rs2,
+        AmoaddW | AmoaddH | AmoaddB => m.wrapping_add(rs2),
+        AmoxorW | AmoxorH | AmoxorB => m ^ rs2,
+        AmoandW | AmoandH | AmoandB => m & rs2,
+        AmoorW | AmoorH | AmoorB => m | rs2,
+        AmominW | AmominH | AmominB => (m as i32).min(rs2 as i32) as u32,
+        AmomaxW | AmomaxH | AmomaxB => (m as i32).max(rs2 as i32) as u32,
+        AmominuW | AmominuH | AmominuB => m.min(rs2),
+        AmomaxuW | AmomaxuH | AmomaxuB => m.max(rs2),
+        _ => unreachable!("{op:?} is not a read-modify-write AMO"),
+    }
+}
+
+/// The 64-bit value of the even/odd register pair at `r` (low word in `r`); the pair at x0
+/// reads as zero.
+fn register_pair(hart: &Hart, r: u8) -> u64 {
+    if r == 0 {
+        0
+    } else {
+        u64::from(x(hart, r)) | u64::from(x(hart, r | 1)) << 32
+    }
+}
+
+/// LR/SC or an AMO (`i`): the value for `rd` (for `amocas.d` its low word; the high word is
+/// written here). Shared by every tier.
 pub fn exec_atomic<P: Platform>(hart: &mut Hart, p: &mut P, i: &Insn) -> Result<u32, Trap> {
+    use Op::*;
     let (rs1, rs2) = (x(hart, i.rs1), x(hart, i.rs2));
     match i.op {
         Op::LrW => {
@@ -190,15 +220,42 @@ pub fn exec_atomic<P: Platform>(hart: &mut Hart, p: &mut P, i: &Insn) -> Result<
                 Ok(1)
             }
         }
-        Op::AmoswapW => amo(hart, p, rs1, |_| rs2),
-        Op::AmoaddW => amo(hart, p, rs1, |m| m.wrapping_add(rs2)),
-        Op::AmoxorW => amo(hart, p, rs1, |m| m ^ rs2),
-        Op::AmoandW => amo(hart, p, rs1, |m| m & rs2),
-        Op::AmoorW => amo(hart, p, rs1, |m| m | rs2),
-        Op::AmominW => amo(hart, p, rs1, |m| (m as i32).min(rs2 as i32) as u32),
-        Op::AmomaxW => amo(hart, p, rs1, |m| (m as i32).max(rs2 as i32) as u32),
-        Op::AmominuW => amo(hart, p, rs1, |m| m.min(rs2)),
-        Op::AmomaxuW => amo(hart, p, rs1, |m| m.max(rs2)),
+        AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW | AmominuW
+        | AmomaxuW => amo::<u32, P>(hart, p, rs1, |m| Some(amo_value(i.op, m, rs2))),
+        AmoswapH | AmoaddH | AmoxorH | AmoandH | AmoorH | AmominH | AmomaxH | AmominuH
+        | AmomaxuH => amo::<u16, P>(hart, p, rs1, |m| {
+            Some(amo_value(i.op, m as i16 as u32, rs2 as i16 as u32) as u16)
+        })
+        .map(|m| m as i16 as u32),
+        AmoswapB | AmoaddB | AmoxorB | AmoandB | AmoorB | AmominB | AmomaxB | AmominuB
+        | AmomaxuB => amo::<u8, P>(hart, p, rs1, |m| {
+            Some(amo_value(i.op, m as i8 as u32, rs2 as i8 as u32) as u8)
+        })
+        .map(|m| m as i8 as u32),
+        AmocasW => {
+            let expected = x(hart, i.rd);
+            amo::<u32, P>(hart, p, rs1, |m| (m == expected).then_some(rs2))
+        }
+        AmocasH => {
+            let expected = x(hart, i.rd) as u16;
+            amo::<u16, P>(hart, p, rs1, |m| (m == expected).then_some(rs2 as u16))
+                .map(|m| m as i16 as u32)
+        }
+        AmocasB => {
+            let expected = x(hart, i.rd) as u8;
+            amo::<u8, P>(hart, p, rs1, |m| (m == expected).then_some(rs2 as u8))
+                .map(|m| m as i8 as u32)
+        }
+        AmocasD => {
+            let (expected, new) = (register_pair(hart, i.rd), register_pair(hart, i.rs2));
+            let old = amo::<u64, P>(hart, p, rs1, |m| (m == expected).then_some(new))?;
+            // The caller writes the low word to rd; the high word goes to the pair's odd
+            // register here (the pair at x0 is never written).
+            if i.rd != 0 {
+                hart.set_reg(i.rd + 1, (old >> 32) as u32);
+            }
+            Ok(old as u32)
+        }
         _ => Err(Trap::illegal(i.raw)), // not reachable: only atomics are routed here
     }
 }

@@ -366,22 +366,45 @@ fn decode_system(bits: u32) -> Insn {
 }
 
 fn decode_amo(bits: u32) -> Insn {
-    if funct3(bits) != 2 {
-        return illegal32(bits);
-    }
-    // bits 26:25 are aq/rl, accepted and ignored.
-    let op = match bits >> 27 {
-        0x02 if rs2(bits) == 0 => return make(Op::LrW, rd(bits), rs1(bits), 0, 0, bits, 4),
-        0x03 => Op::ScW,
-        0x01 => Op::AmoswapW,
-        0x00 => Op::AmoaddW,
-        0x04 => Op::AmoxorW,
-        0x0c => Op::AmoandW,
-        0x08 => Op::AmoorW,
-        0x10 => Op::AmominW,
-        0x14 => Op::AmomaxW,
-        0x18 => Op::AmominuW,
-        0x1c => Op::AmomaxuW,
+    use Op::*;
+    // bits 26:25 are aq/rl, accepted and ignored. funct3 is the width: Zabha's bytes and
+    // halfwords, words, and Zacas' doubleword compare-and-swap on register pairs.
+    let width = funct3(bits);
+    let op = match (bits >> 27, width) {
+        (0x02, 2) if rs2(bits) == 0 => return make(LrW, rd(bits), rs1(bits), 0, 0, bits, 4),
+        (0x03, 2) => ScW,
+        (0x01, 2) => AmoswapW,
+        (0x00, 2) => AmoaddW,
+        (0x04, 2) => AmoxorW,
+        (0x0c, 2) => AmoandW,
+        (0x08, 2) => AmoorW,
+        (0x10, 2) => AmominW,
+        (0x14, 2) => AmomaxW,
+        (0x18, 2) => AmominuW,
+        (0x1c, 2) => AmomaxuW,
+        (0x05, 2) => AmocasW,
+        // Register pairs start at an even register; odd ones are reserved.
+        (0x05, 3) if rd(bits) % 2 == 0 && rs2(bits) % 2 == 0 => AmocasD,
+        (0x01, 0) => AmoswapB,
+        (0x00, 0) => AmoaddB,
+        (0x04, 0) => AmoxorB,
+        (0x0c, 0) => AmoandB,
+        (0x08, 0) => AmoorB,
+        (0x10, 0) => AmominB,
+        (0x14, 0) => AmomaxB,
+        (0x18, 0) => AmominuB,
+        (0x1c, 0) => AmomaxuB,
+        (0x05, 0) => AmocasB,
+        (0x01, 1) => AmoswapH,
+        (0x00, 1) => AmoaddH,
+        (0x04, 1) => AmoxorH,
+        (0x0c, 1) => AmoandH,
+        (0x08, 1) => AmoorH,
+        (0x10, 1) => AmominH,
+        (0x14, 1) => AmomaxH,
+        (0x18, 1) => AmominuH,
+        (0x1c, 1) => AmomaxuH,
+        (0x05, 1) => AmocasH,
         _ => return illegal32(bits),
     };
     r_type(op, bits)
@@ -755,6 +778,25 @@ mod tests {
         check_table(OBJDUMP_16, 2);
     }
 
+    /// Zabha and Zacas (unknown to binutils 2.40): words from the spec's encoding tables.
+    #[test]
+    fn zabha_and_zacas_decode() {
+        const WORDS: &[(u32, &str)] = &[
+            (0x003100af, "amoadd.b x1,x3,(x2)"),
+            (0x0fff1eaf, "amoswap.h.aqrl x29,x31,(x30)"),
+            (0xe05303af, "amomaxu.b x7,x5,(x6)"),
+            (0x843110af, "amomin.h.aq x1,x3,(x2)"),
+            (0x28b5262f, "amocas.w x12,x11,(x10)"),
+            (0x2ab5062f, "amocas.b.rl x12,x11,(x10)"),
+            (0x28b5162f, "amocas.h x12,x11,(x10)"),
+            (0x28e5362f, "amocas.d x12,x14,(x10)"),
+            (0x2805302f, "amocas.d x0,x0,(x10)"),
+        ];
+        for &(bits, text) in WORDS {
+            assert_eq!(disasm(&decode(bits), 0), text, "{bits:#010x}");
+        }
+    }
+
     #[test]
     fn zicond_decodes() {
         for &(bits, text) in ZICOND {
@@ -855,7 +897,14 @@ mod tests {
         (0x00014073, "SYSTEM funct3 = 100 (hlv, H extension)"),
         (0x103120af, "lr.w with rs2 != 0"),
         (0x0031b0af, "amoadd.d (RV64)"),
-        (0x2831a0af, "amocas.w (Zacas)"),
+        (
+            0x2821b0af,
+            "amocas.d with an odd rd (register pairs start at even registers)",
+        ),
+        (0x2831b12f, "amocas.d with an odd rs2"),
+        (0x100100af, "lr.b (Zabha has no LR/SC)"),
+        (0x180110af, "sc.h (Zabha has no LR/SC)"),
+        (0x303100af, "AMO funct5 = 00110 (byte)"),
         (0x0031c0af, "AMO funct3 = 100"),
         (0x003150d3, "fadd.s rm = 5"),
         (0x003160d3, "fadd.s rm = 6"),
@@ -1126,8 +1175,41 @@ mod tests {
             (Op::CzeroEqz | Op::CzeroNez, _) if objdump_illegal => {
                 Some("Zicond is unknown to binutils 2.40")
             }
+            (op, 0x2f) if objdump_illegal && is_zabha_or_zacas(op) => {
+                Some("Zabha and Zacas are unknown to binutils 2.40")
+            }
             _ => None,
         }
+    }
+
+    /// The AMOs that binutils 2.40 does not know: Zabha's and Zacas'.
+    fn is_zabha_or_zacas(op: Op) -> bool {
+        use Op::*;
+        matches!(
+            op,
+            AmoswapB
+                | AmoaddB
+                | AmoxorB
+                | AmoandB
+                | AmoorB
+                | AmominB
+                | AmomaxB
+                | AmominuB
+                | AmomaxuB
+                | AmoswapH
+                | AmoaddH
+                | AmoxorH
+                | AmoandH
+                | AmoorH
+                | AmominH
+                | AmomaxH
+                | AmominuH
+                | AmomaxuH
+                | AmocasB
+                | AmocasH
+                | AmocasW
+                | AmocasD
+        )
     }
 
     /// Decodes every word of `words` (compressed ones in the low half) at its offset and

@@ -192,6 +192,31 @@ pub enum Op {
     // Zicond
     CzeroEqz,
     CzeroNez,
+    // Zabha: byte and halfword AMOs
+    AmoswapB,
+    AmoaddB,
+    AmoxorB,
+    AmoandB,
+    AmoorB,
+    AmominB,
+    AmomaxB,
+    AmominuB,
+    AmomaxuB,
+    AmoswapH,
+    AmoaddH,
+    AmoxorH,
+    AmoandH,
+    AmoorH,
+    AmominH,
+    AmomaxH,
+    AmominuH,
+    AmomaxuH,
+    // Zacas (with Zabha for the byte and halfword forms); `amocas.d` works on register pairs
+    AmocasB,
+    AmocasH,
+    AmocasW,
+    AmocasD,
+    // The last variant is `Op::LAST`: update it when adding one after it.
 }
 
 /// Macro-op fusion: a head instruction and the ones it covers run as one unit in every tier.

@@ -5,7 +5,7 @@
 //! operation a tier forgets is a compile error or an explicit helper call, never silently
 //! wrong.
 
-use super::Op;
+use super::{Insn, Op};
 
 /// How an operation is executed, and by which shared semantics (`crate::exec::semantics` and
 /// friends).
@@ -44,7 +44,7 @@ pub enum OpClass {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpInfo {
     pub class: OpClass,
-    /// Integer source registers read: [`RS1`] | [`RS2`].
+    /// Integer source registers read: [`RS1`] | [`RS2`] | [`RD`].
     pub int_reads: u8,
     /// FP source registers read: [`RS1`] | [`RS2`] | [`RS3`].
     pub fp_reads: u8,
@@ -55,6 +55,10 @@ pub struct OpInfo {
     /// May change the pc non-sequentially, traps by design, or changes state that decoding or
     /// compiled code depends on: it is the last instruction of its block.
     pub ends_block: bool,
+    /// Its `rd` and `rs2` are even/odd register pairs (RV32 `amocas.d`): each brings the next
+    /// register along, except that the pair at x0 reads as zero and is
+    /// never written. [`Insn::int_sources`] and [`Insn::int_dests`] spell this out.
+    pub pairs: bool,
 }
 
 /// Operand bit for `rs1` in [`OpInfo::int_reads`] / [`OpInfo::fp_reads`].
@@ -63,6 +67,8 @@ pub const RS1: u8 = 1;
 pub const RS2: u8 = 2;
 /// Operand bit for `rs3`.
 pub const RS3: u8 = 4;
+/// Operand bit for `rd` read as a source (compare-and-swap's expected value).
+pub const RD: u8 = 8;
 
 const fn info(
     class: OpClass,
@@ -82,6 +88,7 @@ const fn info(
         int_write,
         fp_write,
         ends_block,
+        pairs: false,
     }
 }
 
@@ -97,9 +104,12 @@ const fn fp(fp_reads: u8, int_reads: u8, to_int: bool) -> OpInfo {
 }
 
 impl Op {
+    /// The operation with the highest discriminant.
+    pub const LAST: Op = Op::AmocasD;
+
     /// Every operation, in discriminant order (`Op::ALL[op as usize] == op`).
-    pub const ALL: [Op; Op::CzeroNez as usize + 1] = {
-        let mut all = [Op::Illegal; Op::CzeroNez as usize + 1];
+    pub const ALL: [Op; Op::LAST as usize + 1] = {
+        let mut all = [Op::Illegal; Op::LAST as usize + 1];
         let mut i = 0;
         while i < all.len() {
             all[i] = match Op::from_index(i as u8) {
@@ -113,11 +123,11 @@ impl Op {
 
     /// The operation with discriminant `i`, if there is one.
     pub const fn from_index(i: u8) -> Option<Op> {
-        if i > Op::CzeroNez as u8 {
+        if i > Op::LAST as u8 {
             return None;
         }
         // SAFETY: `Op` is `#[repr(u8)]` with contiguous discriminants from 0 (`Illegal`, the
-        // first variant, has no explicit value and none has) to `CzeroNez`, the last variant;
+        // first variant, has no explicit value and none has) to `Op::LAST`, the last variant;
         // `i` is within that range.
         Some(unsafe { std::mem::transmute::<u8, Op>(i) })
     }
@@ -202,6 +212,14 @@ impl Op {
             LrW => info(OpClass::Atomic, R1, 0, true, false),
             ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW
             | AmominuW | AmomaxuW => info(OpClass::Atomic, R12, 0, true, false),
+            AmoswapB | AmoaddB | AmoxorB | AmoandB | AmoorB | AmominB | AmomaxB | AmominuB
+            | AmomaxuB | AmoswapH | AmoaddH | AmoxorH | AmoandH | AmoorH | AmominH | AmomaxH
+            | AmominuH | AmomaxuH => info(OpClass::Atomic, R12, 0, true, false),
+            AmocasB | AmocasH | AmocasW => info(OpClass::Atomic, R12 | RD, 0, true, false),
+            AmocasD => OpInfo {
+                pairs: true,
+                ..info(OpClass::Atomic, R12 | RD, 0, true, false)
+            },
             Flw | Fld => info(OpClass::FpMem, R1, 0, false, true),
             Fsw | Fsd => info(OpClass::FpMem, R1, RS2, false, false),
             FmaddS | FmsubS | FnmsubS | FnmaddS | FmaddD | FmsubD | FnmsubD | FnmaddD => {
@@ -232,9 +250,60 @@ impl Op {
     }
 }
 
+impl Insn {
+    /// The integer registers this instruction reads, as a mask over x0..x31 (x0 included when
+    /// named: it reads as zero).
+    pub fn int_sources(&self) -> u32 {
+        let info = self.op.info();
+        // rs1 is an address: never a pair.
+        [
+            (RS1, self.rs1, false),
+            (RS2, self.rs2, info.pairs),
+            (RD, self.rd, info.pairs),
+        ]
+        .iter()
+        .filter(|&&(bit, _, _)| info.int_reads & bit != 0)
+        .fold(0, |mask, &(_, r, pairs)| mask | register_operand(r, pairs))
+    }
+
+    /// The integer registers this instruction may write, as a mask over x1..x31.
+    pub fn int_dests(&self) -> u32 {
+        let info = self.op.info();
+        if !info.int_write {
+            return 0;
+        }
+        register_operand(self.rd, info.pairs) & !1
+    }
+}
+
+/// The registers operand `r` names: itself, or with `pairs` its even/odd pair (the pair at x0
+/// is x0 alone: it reads as zero and is never written).
+fn register_operand(r: u8, pairs: bool) -> u32 {
+    let r = r & 31;
+    match (pairs, r) {
+        (true, 1..) => 3 << (r & !1),
+        _ => 1 << r,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_pairs_cover_the_odd_register_except_at_x0() {
+        let cas = crate::isa::decode(0x28c5_362f); // amocas.d a2,a2,(a0)
+        assert_eq!(cas.op, Op::AmocasD);
+        assert_eq!(cas.int_sources(), 1 << 10 | 3 << 12);
+        assert_eq!(cas.int_dests(), 3 << 12);
+        let at_zero = crate::isa::decode(0x2805_302f); // amocas.d x0,x0,(a0)
+        assert_eq!(at_zero.op, Op::AmocasD);
+        assert_eq!(at_zero.int_sources(), 1 | 1 << 10);
+        assert_eq!(at_zero.int_dests(), 0);
+        let add = crate::isa::decode(0x00b5_0533); // add a0,a0,a1
+        assert_eq!(add.int_sources(), 1 << 10 | 1 << 11);
+        assert_eq!(add.int_dests(), 1 << 10);
+    }
 
     #[test]
     fn all_lists_every_operation_in_order() {

@@ -1,4 +1,6 @@
-# misaligned.S - misaligned loads and stores trap in M-mode.
+# misaligned.S - misaligned loads and stores trap in M-mode (run with
+# `rv32vm run --bare --trap-misaligned`: by default they are performed, as
+# misaligned_data.S checks).
 #
 # qemu-oracle: skip (QEMU 7.2 emulates misaligned loads and stores instead
 # of trapping, and fails a misaligned sc.w without trapping when there is no

@@ -698,7 +698,11 @@ impl<'a> BlockCompiler<'a> {
             Lb | Lh | Lw | Lbu | Lhu => self.load(i, pc, index),
             Sb | Sh | Sw => self.store(i, pc, index),
             LrW | ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW
-            | AmominuW | AmomaxuW => self.call_insn_helper(i, pc, index, self.helpers.atomic, true),
+            | AmominuW | AmomaxuW | AmoswapB | AmoaddB | AmoxorB | AmoandB | AmoorB | AmominB
+            | AmomaxB | AmominuB | AmomaxuB | AmoswapH | AmoaddH | AmoxorH | AmoandH | AmoorH
+            | AmominH | AmomaxH | AmominuH | AmomaxuH | AmocasB | AmocasH | AmocasW | AmocasD => {
+                self.call_insn_helper(i, pc, index, self.helpers.atomic, true)
+            }
             Flw | Fld | Fsw | Fsd => self.fp_load_store(i, pc, index),
             FmaddS | FmsubS | FnmsubS | FnmaddS | FaddS | FsubS | FmulS | FdivS | FsqrtS
             | FsgnjS | FsgnjnS | FsgnjxS | FminS | FmaxS | FcvtWS | FcvtWuS | FmvXW | FeqS
@@ -827,7 +831,10 @@ impl<'a> BlockCompiler<'a> {
         self.e.emit_call(f);
         self.reload_caller_saved();
         // Integer results (AMOs, fmv.x.w, compares, conversions) land in hart.x.
-        self.reload(i.rd);
+        let dests = i.int_dests();
+        for r in (1..32u8).filter(|&r| dests & 1 << r != 0) {
+            self.reload(r);
+        }
         self.check_status(index, pc, pc.wrapping_add(i.len as u32), may_store);
     }
 

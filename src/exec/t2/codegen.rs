@@ -228,9 +228,8 @@ pub fn build_region<'ctx>(
     for insn in plan.blocks.iter().flat_map(|b| &b.insns) {
         let info = insn.op.info();
         used |= 1 << (insn.rs1 & 31) | 1 << (insn.rs2 & 31) | 1 << (insn.rd & 31);
-        if info.int_write {
-            written |= 1 << (insn.rd & 31);
-        }
+        used |= insn.int_sources() | insn.int_dests();
+        written |= insn.int_dests();
         f_used |= fp_sources(insn);
         if info.fp_write {
             f_used |= 1 << (insn.rd & 31);
@@ -702,13 +701,11 @@ impl<'ctx> Gen<'ctx, '_> {
     /// block, which writes back every register, so other registers may stay in SSA values
     /// (a full write-back per helper call was about a third of a region's IR).
     fn write_back_operands(&self, i: &Insn) -> Result<()> {
-        let reads = i.op.info().int_reads;
-        for (bit, r) in [(crate::isa::ops::RS1, i.rs1), (crate::isa::ops::RS2, i.rs2)] {
-            if reads & bit != 0 && r != 0 && self.written & (1 << (r & 31)) != 0 {
-                let v = self.reg(r)?;
-                self.b
-                    .build_store(self.hart_field(Layout::X + 4 * u64::from(r & 31))?, v)?;
-            }
+        let stale = i.int_sources() & self.written & !1;
+        for r in (1..32u8).filter(|&r| stale & 1 << r != 0) {
+            let v = self.reg(r)?;
+            self.b
+                .build_store(self.hart_field(Layout::X + 4 * u64::from(r))?, v)?;
         }
         self.store_instret()
     }
@@ -1479,8 +1476,9 @@ impl<'ctx> Gen<'ctx, '_> {
         let status = self.call(helper, ty, &[self.c64(lo).into(), self.c64(hi).into()])?;
         self.forget_page_memos()?;
         self.trap_if(status, pc, index)?;
-        if i.op.info().int_write {
-            self.reload(i.rd)?;
+        let dests = i.int_dests();
+        for r in (1..32u8).filter(|&r| dests & 1 << r != 0) {
+            self.reload(r)?;
         }
         if i.op.info().fp_write {
             self.reload_f(i.rd)?;
