@@ -787,7 +787,8 @@ fn power_on(
 ) -> Result<(System, Hart), BootError> {
     let firmware = match opts.bios {
         Bios::Builtin => FirmwareMode::Builtin,
-        Bios::File(_) | Bios::None => FirmwareMode::External,
+        Bios::File(_) => FirmwareMode::External,
+        Bios::None => FirmwareMode::None,
     };
     let mut system = System::new(
         opts.memory,

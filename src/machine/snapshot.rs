@@ -194,6 +194,7 @@ pub fn save(path: &Path, hart: &Hart, system: &System) -> Result<SaveSummary, Sn
     machine.u8(match system.firmware() {
         FirmwareMode::Builtin => 0,
         FirmwareMode::External => 1,
+        FirmwareMode::None => 2,
     });
     machine.bytes(env!("CARGO_PKG_VERSION").as_bytes());
     file.section(TAG_MACHINE, machine.as_bytes());
@@ -472,6 +473,7 @@ fn parse(path: &Path, bytes: Vec<u8>) -> Result<Snapshot, SnapshotError> {
         let firmware = match input.u8("firmware")? {
             0 => FirmwareMode::Builtin,
             1 => FirmwareMode::External,
+            2 => FirmwareMode::None,
             other => return Err(StateError::invalid(format!("firmware kind {other}"))),
         };
         input.bytes(256, "writer version")?;

@@ -61,6 +61,10 @@ pub enum FirmwareMode {
     Builtin,
     /// An M-mode firmware (OpenSBI fw_dynamic) loaded at RAM base handles everything.
     External,
+    /// No firmware (`--bios none`, as QEMU's `-bios none`): the kernel itself runs in M-mode.
+    /// Misaligned loads and stores are performed, as QEMU performs them, since no firmware
+    /// is there to emulate them.
+    None,
 }
 
 /// The machine as the engine sees it.
@@ -920,6 +924,10 @@ impl SbiHost for SbiView<'_> {
 }
 
 impl Platform for System {
+    fn allow_misaligned(&self) -> bool {
+        self.firmware == FirmwareMode::None
+    }
+
     fn host_stop_probe(&self) -> Option<crate::exec::platform::HostStopProbe> {
         let requests = Arc::clone(&self.requests);
         let deadline = self.deadline.map(|(at, _)| at);

@@ -2,8 +2,9 @@
  * `qemu-system-riscv32 -M virt -bios none -kernel PROG` and by
  * `rv32vm boot --bios none --kernel PROG`: it starts in M-mode at its entry
  * with a0 = hart id and a1 = the device tree, prints through the 16550 UART,
- * checks the device tree's magic, and ends through the sifive,test0 syscon
- * with EXIT_CODE (0: pass, else a failure with that code). Freestanding. */
+ * checks the device tree's magic, makes misaligned loads and stores (QEMU
+ * performs them: no trap), and ends through the sifive,test0 syscon with
+ * EXIT_CODE (0: pass, else a failure with that code). Freestanding. */
 #include <stdint.h>
 
 #ifndef EXIT_CODE
@@ -29,6 +30,34 @@ static void puts_(const char *s)
         put(*s++);
 }
 
+static void put_hex(uint32_t v)
+{
+    for (int shift = 28; shift >= 0; shift -= 4)
+        put("0123456789abcdef"[(v >> shift) & 15]);
+}
+
+/* A word and a halfword stored and loaded at odd addresses, through pointers
+ * the compiler cannot prove aligned (no trap handler is installed: a trap
+ * would hang the program). */
+static void misaligned(void)
+{
+    static uint8_t bytes[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    volatile uint8_t *volatile base = bytes;
+    uint32_t word;
+    uint16_t half;
+    __asm__ volatile("lw %0, 1(%1)" : "=r"(word) : "r"(base) : "memory");
+    __asm__ volatile("lhu %0, 3(%1)" : "=r"(half) : "r"(base) : "memory");
+    __asm__ volatile("sw %0, 5(%1)" : : "r"(0xa1b2c3d4u), "r"(base) : "memory");
+    __asm__ volatile("sh %0, 9(%1)" : : "r"(0xe5f6u), "r"(base) : "memory");
+    puts_("misaligned: ");
+    put_hex(word);
+    put(' ');
+    put_hex(half);
+    put(' ');
+    for (int i = 0; i < 12; i++)
+        put_hex(base[i]), put(i == 11 ? '\n' : ',');
+}
+
 static void end(uint32_t code)
 {
     volatile uint32_t *syscon = (volatile uint32_t *)SYSCON;
@@ -47,5 +76,6 @@ void main_c(uint32_t hartid, const uint8_t *fdt)
     /* The device tree's magic, big-endian 0xd00dfeed. */
     int fdt_ok = fdt && fdt[0] == 0xd0 && fdt[1] == 0x0d && fdt[2] == 0xfe && fdt[3] == 0xed;
     puts_(fdt_ok ? "device tree in a1\n" : "no device tree in a1\n");
+    misaligned();
     end(EXIT_CODE);
 }
