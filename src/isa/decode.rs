@@ -384,7 +384,7 @@ fn decode_amo(bits: u32) -> Insn {
         (0x1c, 2) => AmomaxuW,
         (0x05, 2) => AmocasW,
         // Register pairs start at an even register; odd ones are reserved.
-        (0x05, 3) if rd(bits) % 2 == 0 && rs2(bits) % 2 == 0 => AmocasD,
+        (0x05, 3) if rd(bits).is_multiple_of(2) && rs2(bits).is_multiple_of(2) => AmocasD,
         (0x01, 0) => AmoswapB,
         (0x00, 0) => AmoaddB,
         (0x04, 0) => AmoxorB,
