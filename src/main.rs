@@ -367,10 +367,11 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
 struct RunArgs {
     /// Run a bare-metal ELF in M-mode; it talks to the host through the HTIF `tohost` word
     /// (exit, syscall proxy, console) or semihosting, and ARGS are its semihosting command line.
+    /// An ELF with a `tohost` symbol runs this way without it.
     #[arg(long)]
     bare: bool,
-    /// With --bare: write the words between begin_signature and end_signature to FILE.
-    #[arg(long, value_name = "FILE", requires = "bare")]
+    /// Bare metal: write the words between begin_signature and end_signature to FILE.
+    #[arg(long, value_name = "FILE")]
     signature: Option<PathBuf>,
     /// Stop after exactly this many instructions (exit status 124).
     #[arg(long, value_name = "N")]
@@ -379,9 +380,9 @@ struct RunArgs {
     /// default with --bare).
     #[arg(short = 'm', long)]
     allow_misaligned: bool,
-    /// With --bare: misaligned loads and stores raise address-misaligned exceptions for the
+    /// Bare metal: misaligned loads and stores raise address-misaligned exceptions for the
     /// program's handler, instead of being performed as under QEMU (and Spike --misaligned).
-    #[arg(long, requires = "bare", conflicts_with = "allow_misaligned")]
+    #[arg(long, conflicts_with = "allow_misaligned")]
     trap_misaligned: bool,
     /// Compiled code checks every load and store. Without it, a program whose code is all
     /// user-level and that handles neither SIGSEGV nor SIGBUS runs with loads and stores that
@@ -543,7 +544,22 @@ fn exit_status(code: i32) -> u8 {
 
 fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let engine = args.engine.config();
-    if args.bare {
+    let bare = args.bare || rv32vm::bare::is_htif_program(&args.program);
+    if bare && !args.bare {
+        tracing::info!(
+            "{}: has a `tohost` symbol: running it bare",
+            args.program.display()
+        );
+    }
+    if !bare && (args.signature.is_some() || args.trap_misaligned) {
+        return Err(format!(
+            "{}: --signature and --trap-misaligned are for bare-metal programs (--bare, or an \
+             ELF with a `tohost` symbol)",
+            args.program.display()
+        )
+        .into());
+    }
+    if bare {
         let opts = rv32vm::bare::BareOptions {
             program: args.program,
             args: args.args,

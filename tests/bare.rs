@@ -181,6 +181,45 @@ fn signature_is_written_one_word_per_line() {
     assert!(std::fs::read(&elf).expect("read the program") == before);
 }
 
+/// An ELF with a `tohost` symbol (riscv-tests, riscv-arch-test) is a bare-metal program:
+/// `rv32vm run` runs it as `run --bare` does, where user mode would kill it at its first CSR
+/// access. The bare-metal options need such a program.
+#[test]
+fn an_elf_with_tohost_runs_bare_without_the_flag() {
+    let elf = build("signature", "sig");
+    for tier in common::TIERS {
+        let sig = out_dir().join(format!("signature-noflag-{tier}.txt"));
+        let _ = std::fs::remove_file(&sig);
+        let out = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+            .args([
+                "run",
+                elf.to_str().unwrap(),
+                "--signature",
+                sig.to_str().unwrap(),
+            ])
+            .args(common::tier_args(tier))
+            .output()
+            .expect("run rv32vm");
+        assert_eq!(out.status.code(), Some(0), "tier {tier}: {out:?}");
+        let text = std::fs::read_to_string(&sig).expect("signature file");
+        assert_eq!(
+            text, "deadbeef\n01234567\n00000000\n44444444\n",
+            "tier {tier}"
+        );
+    }
+    let not_elf = out_dir().join("not-an-elf.bin");
+    std::fs::write(&not_elf, b"not an ELF at all").expect("write");
+    for option in ["--signature", "--trap-misaligned"] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rv32vm"));
+        command.args(["run", not_elf.to_str().unwrap(), option]);
+        if option == "--signature" {
+            command.arg(out_dir().join("unused.sig"));
+        }
+        let out = command.output().expect("run rv32vm");
+        assert_clean_error(&out, "are for bare-metal programs");
+    }
+}
+
 /// One `rv32vm: error:` line, status 1, no panic.
 fn assert_clean_error(out: &Output, needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
