@@ -56,8 +56,8 @@ pub struct OpInfo {
     /// compiled code depends on: it is the last instruction of its block.
     pub ends_block: bool,
     /// Its `rd` and `rs2` are even/odd register pairs (RV32 `amocas.d`): each brings the next
-    /// register along, except that the pair at x0 reads as zero and is
-    /// never written. [`Insn::int_sources`] and [`Insn::int_dests`] spell this out.
+    /// register along, except that the pair at x0 reads as zero and is never written.
+    /// [`Insn::int_sources`] and [`Insn::int_dests`] spell this out.
     pub pairs: bool,
 }
 
