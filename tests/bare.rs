@@ -286,16 +286,16 @@ fn a_program_that_never_reports_stops_at_the_instruction_limit() {
 
 #[test]
 fn htif_commands_other_than_exit_are_named_in_the_error() {
-    // A console read (device 1, command 0), low word first: never exit code 32.
+    // A console command other than read and write, low word first: never exit code 32.
     let elf = build_with(
         "htif_command",
         "console",
-        &["-DTOHOST_LO=0x41", "-DTOHOST_HI=0x01000000"],
+        &["-DTOHOST_LO=0x41", "-DTOHOST_HI=0x01020000"],
     );
     for tier in common::TIERS {
         let out = run_bare(&[elf.to_str().unwrap(), "--tier", tier]);
-        assert_clean_error(&out, "tohost = 0x0100000000000041");
-        assert_clean_error(&out, "HTIF device 1 (console), command 0");
+        assert_clean_error(&out, "tohost = 0x0102000000000041");
+        assert_clean_error(&out, "HTIF device 1 (console), command 2");
     }
     // An unknown device.
     let elf = build_with(
@@ -374,6 +374,40 @@ fn devices_fifos_and_huge_files_are_refused_before_reading() {
     let out = run_bare(&[huge.to_str().unwrap()]);
     let _ = std::fs::remove_file(&huge);
     assert_clean_error(&out, "8589934592 bytes");
+}
+
+/// Spike's HTIF console reads stdin a byte per request (the reply is `0x100 | byte`, as
+/// Spike's); tests/bare/htif_console.S echoes a line. At the end of the input a read can never
+/// be answered: the run ends with an error instead of waiting forever.
+#[test]
+fn htif_console_reads_come_from_stdin() {
+    use std::io::Write as _;
+    let elf = build("htif_console", "console");
+    let run_with_input = |tier: &str, input: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+            .args(["run", "--bare", elf.to_str().unwrap()])
+            .args(common::tier_args(tier))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run rv32vm");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write stdin");
+        child.wait_with_output().expect("wait for rv32vm")
+    };
+    for tier in common::TIERS {
+        let out = run_with_input(tier, b"hello, spike\nnot read");
+        assert_eq!(out.status.code(), Some(0), "tier {tier}: {out:?}");
+        assert_eq!(out.stdout, b"hello, spike\n", "tier {tier}");
+        let out = run_with_input(tier, b"no newline");
+        assert_clean_error(&out, "reads the HTIF console after the end of its input");
+        assert_eq!(out.stdout, b"no newline", "tier {tier}");
+    }
 }
 
 /// Every program in tests/bare/ is named (so built and run) by a test in this file.

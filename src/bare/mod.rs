@@ -66,6 +66,10 @@ pub enum BareError {
          result through HTIF tohost or semihosting"
     )]
     NoTohost(PathBuf),
+    /// The program asked for HTIF console input after the end of stdin: no reply could ever
+    /// come (Spike would wait forever).
+    #[error("{0}: the program reads the HTIF console after the end of its input")]
+    ConsoleInputEnded(PathBuf),
     /// Host memory for guest RAM could not be allocated.
     #[error("cannot allocate {0} bytes of guest RAM")]
     NoMemory(u32),
@@ -75,7 +79,7 @@ pub enum BareError {
         "{path}: the program wrote tohost = {value:#018x}, an HTIF request this harness does not \
          implement: HTIF device {device} ({device_name}), command {command}, payload \
          {payload:#x}; `run --bare` implements exit (tohost = (code << 1) | 1), the syscall \
-         proxy and console output (device 1, command 1)"
+         proxy and the console (device 1, commands 0 and 1)"
     )]
     HtifCommand {
         path: PathBuf,
@@ -130,9 +134,11 @@ enum HtifRequest {
     /// (eight 64-bit words: the Linux syscall number, then its arguments; the result replaces
     /// the number).
     Syscall(u64),
+    /// Device 1 (console), command 0: read a byte.
+    ConsoleRead,
     /// Device 1 (console), command 1: write the byte.
     ConsoleWrite(u8),
-    /// Anything else (console input, other devices): the whole 64-bit value.
+    /// Anything else (other devices and commands): the whole 64-bit value.
     Unsupported(u64),
 }
 
@@ -144,6 +150,7 @@ impl HtifRequest {
         match value >> 48 {
             0 if payload & 1 == 1 => HtifRequest::Exit(payload >> 1),
             0 => HtifRequest::Syscall(payload),
+            0x0100 => HtifRequest::ConsoleRead,
             0x0101 => HtifRequest::ConsoleWrite(payload as u8),
             _ => HtifRequest::Unsupported(value),
         }
@@ -395,12 +402,28 @@ impl Platform for BareMachine {
                         self.htif_reply(hart, value, 0x100 | byte as u64);
                         return None;
                     }
+                    // As Spike's console: the reply is 0x100 | the byte, once there is one.
+                    // Spike waits for input forever; at the end of ours the program could
+                    // never go on, so the run ends instead.
+                    HtifRequest::ConsoleRead => {
+                        let mut byte = [0u8];
+                        if let Ok(1) = HostConsole.read(&mut byte) {
+                            self.htif_reply(hart, value, 0x100 | byte[0] as u64);
+                            return None;
+                        }
+                        HtifRequest::ConsoleRead
+                    }
                     request => request,
                 };
                 self.request = Some(request);
                 return Some(match request {
                     // Nonzero stays nonzero: a failed test never reads as a pass.
                     HtifRequest::Exit(n) => Stop::Exit(n.min(i32::MAX as u64) as i32),
+                    // `run` turns this into BareError::ConsoleInputEnded.
+                    HtifRequest::ConsoleRead => Stop::Fatal {
+                        status: 1,
+                        message: "HTIF console input ended".into(),
+                    },
                     // `run` turns this into BareError::HtifCommand.
                     _ => Stop::Fatal {
                         status: 1,
@@ -532,8 +555,10 @@ pub fn run(opts: &BareOptions) -> Result<i32, BareError> {
         crate::report_stats(&engine, &hart);
     }
     let written = signature.map(|(range, out)| write_signature(&machine, range, out));
-    if let Some(HtifRequest::Unsupported(value)) = machine.request {
-        return Err(htif_command_error(path, value));
+    match machine.request {
+        Some(HtifRequest::Unsupported(value)) => return Err(htif_command_error(path, value)),
+        Some(HtifRequest::ConsoleRead) => return Err(BareError::ConsoleInputEnded(path.clone())),
+        _ => {}
     }
     if let Some(written) = written {
         written?;
@@ -647,19 +672,20 @@ mod tests {
             HtifRequest::decode(0x0101_0000_0000_0041),
             HtifRequest::ConsoleWrite(b'A')
         );
-        // Console input (device 1, command 0) and other devices are not implemented.
-        let getchar = 0x0100_0000_0000_0000;
         assert_eq!(
-            HtifRequest::decode(getchar),
-            HtifRequest::Unsupported(getchar)
+            HtifRequest::decode(0x0100_0000_0000_0000),
+            HtifRequest::ConsoleRead
         );
+        // Other console commands and other devices are not implemented.
+        let other = 0x0102_0000_0000_0000;
+        assert_eq!(HtifRequest::decode(other), HtifRequest::Unsupported(other));
         assert_eq!(
             HtifRequest::decode(0x0201_0000_0000_0001),
             HtifRequest::Unsupported(0x0201_0000_0000_0001)
         );
-        let err = htif_command_error(Path::new("p.elf"), getchar).to_string();
-        assert!(err.contains("tohost = 0x0100000000000000"), "{err}");
-        assert!(err.contains("device 1 (console), command 0"), "{err}");
+        let err = htif_command_error(Path::new("p.elf"), other).to_string();
+        assert!(err.contains("tohost = 0x0102000000000000"), "{err}");
+        assert!(err.contains("device 1 (console), command 2"), "{err}");
     }
 
     #[test]
