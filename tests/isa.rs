@@ -35,7 +35,7 @@ const QEMU_SKIP_MARKER: &str = "qemu-oracle: skip";
 /// The QEMU CPU model: the base `rv32` CPU with our extensions and without
 /// the hypervisor extension (which we do not implement). QEMU 7.2 has no
 /// Zicond: zicond.S replaces it with an equivalent sequence in its QEMU build.
-const QEMU_CPU: &str = "rv32,h=false,zba=true,zbb=true,zbc=true,zbs=true";
+const QEMU_CPU: &str = "rv32,h=false,zba=true,zbb=true,zbc=true,zbs=true,Zfh=true";
 
 /// Generates one `#[test]` per ISA source file, each running that file under
 /// every tier, plus `LISTED_SOURCES` so a file missing here is noticed.

@@ -38,8 +38,8 @@ impl Priv {
 /// The ISA extensions this CPU implements, in canonical order (single letters first). The
 /// device tree's `riscv,isa` and `riscv,isa-extensions` are generated from this list.
 pub const ISA_EXTENSIONS: &[&str] = &[
-    "i", "m", "a", "f", "d", "c", "zicntr", "zicsr", "zifencei", "zabha", "zacas", "zba", "zbb",
-    "zbc", "zbs", "zicond", "sstc",
+    "i", "m", "a", "f", "d", "c", "zicntr", "zicsr", "zifencei", "zabha", "zacas", "zfh", "zfhmin",
+    "zba", "zbb", "zbc", "zbs", "zicond", "sstc",
 ];
 
 /// Floating-point exception flags (fflags bits).

@@ -397,9 +397,9 @@ fn random_insn(rng: &mut Rng) -> u32 {
             0x03,
         ),
         9 if rng.below(3) == 0 => {
-            // F/D loads and stores (inline TLB path; FP on or off; NaN-boxing)
+            // F/D/Zfh loads and stores (inline TLB path; FP on or off; NaN-boxing)
             let offset = rng.pick(&[0, 1, 2, 4, -4, 8]);
-            let funct3 = rng.pick(&[2, 3]);
+            let funct3 = rng.pick(&[2, 3, 2, 3, 1]);
             if rng.below(2) == 0 {
                 i_type(offset, rs1, funct3, rd, 0x07)
             } else {
@@ -788,6 +788,13 @@ const F_VALUES: &[u64] = &[
     0xffff_ffff_4f00_0000, // 2^31 f
     0x0000_0000_3f80_0000, // badly boxed 1.0f
     0xffff_ffff_0080_0000, // smallest normal single
+    0xffff_ffff_ffff_3c00, // 1.0 half
+    0xffff_ffff_ffff_be00, // -1.5 half
+    0xffff_ffff_ffff_0001, // subnormal half
+    0xffff_ffff_ffff_7bff, // largest half
+    0xffff_ffff_ffff_7c00, // inf half
+    0xffff_ffff_ffff_7c01, // sNaN half
+    0xffff_ffff_ffff_8000, // -0 half
 ];
 
 /// A random F/D computation (OP-FP or a fused multiply-add) in single or double.
@@ -796,7 +803,8 @@ fn random_fp_insn(rng: &mut Rng) -> u32 {
     let (rd, rs1, rs2, rs3) = (reg(rng), reg(rng), reg(rng), reg(rng));
     // Equal operands often: where flt and fle, fsgnjx's signs and fmin/fmax of zeros differ.
     let rs2 = if rng.below(4) == 0 { rs1 } else { rs2 };
-    let fmt = rng.below(2);
+    // Single, double, and now and then half (Zfh).
+    let fmt = rng.pick(&[0, 1, 0, 1, 2]);
     let rm = rng.pick(&[0, 7, 7, 7, 1, 2, 3, 4]);
     if rng.below(4) == 0 {
         let opcode = rng.pick(&[0x43, 0x47, 0x4b, 0x4f]);
@@ -812,10 +820,15 @@ fn random_fp_insn(rng: &mut Rng) -> u32 {
         6 => (0x50 | fmt, rs2, rng.below(3)),
         7 => (0x60 | fmt, rng.below(2), rm),
         8 => (0x68 | fmt, rng.below(2), rm),
-        9 => (0x70, 0, 0),
-        10 => (0x78, 0, 0),
+        9 => (0x70 | (fmt & 2), 0, 0),
+        10 => (0x78 | (fmt & 2), 0, 0),
         11 => (0x14 | fmt, rs2, rng.below(2)),
         12 => (0x70 | fmt, 0, 1),
+        // Conversions between the formats: s <-> d, and h <-> s, d.
+        _ if fmt == 2 => {
+            let (funct7, source) = rng.pick(&[(0x22, 0), (0x22, 1), (0x20, 2), (0x21, 2)]);
+            (funct7, source, rm)
+        }
         _ => (0x20 | fmt, 1 - fmt, rm),
     };
     r_type(funct7, rs2, rs1, funct3, rd, 0x53)

@@ -275,6 +275,14 @@ pub fn exec_fp_mem<P: Platform>(hart: &mut Hart, p: &mut P, i: &Insn) -> Result<
             hart.f[i.rd as usize & 31] = v;
             hart.mark_fp_dirty();
         }),
+        Op::Flh => load::<u16, P>(hart, p, va).map(|v| {
+            hart.f[i.rd as usize & 31] = crate::cpu::fpu::nan_box_half(v);
+            hart.mark_fp_dirty();
+        }),
+        Op::Fsh => {
+            let v = hart.f[i.rs2 as usize & 31] as u16;
+            store(hart, p, va, v)
+        }
         Op::Fsw => {
             let v = hart.f[i.rs2 as usize & 31] as u32;
             store(hart, p, va, v)

@@ -167,11 +167,13 @@ fn decode_32(bits: u32) -> Insn {
         0x73 => decode_system(bits),
         0x2f => decode_amo(bits),
         0x07 => match funct3(bits) {
+            1 => i_type(Op::Flh, bits, imm_i(bits)),
             2 => i_type(Op::Flw, bits, imm_i(bits)),
             3 => i_type(Op::Fld, bits, imm_i(bits)),
             _ => illegal32(bits),
         },
         0x27 => match funct3(bits) {
+            1 => s_type(Op::Fsh, bits, imm_s(bits)),
             2 => s_type(Op::Fsw, bits, imm_s(bits)),
             3 => s_type(Op::Fsd, bits, imm_s(bits)),
             _ => illegal32(bits),
@@ -411,20 +413,21 @@ fn decode_amo(bits: u32) -> Insn {
 }
 
 fn decode_fused_multiply_add(bits: u32) -> Insn {
-    let double = match (bits >> 25) & 3 {
-        0 => false,
-        1 => true,
+    // fmt: 0 single, 1 double, 2 half (Zfh), 3 quad (not implemented).
+    let op = match (bits & 0x7f, (bits >> 25) & 3) {
+        (0x43, 0) => Op::FmaddS,
+        (0x47, 0) => Op::FmsubS,
+        (0x4b, 0) => Op::FnmsubS,
+        (0x4f, 0) => Op::FnmaddS,
+        (0x43, 1) => Op::FmaddD,
+        (0x47, 1) => Op::FmsubD,
+        (0x4b, 1) => Op::FnmsubD,
+        (_, 1) => Op::FnmaddD,
+        (0x43, 2) => Op::FmaddH,
+        (0x47, 2) => Op::FmsubH,
+        (0x4b, 2) => Op::FnmsubH,
+        (_, 2) => Op::FnmaddH,
         _ => return illegal32(bits),
-    };
-    let op = match (bits & 0x7f, double) {
-        (0x43, false) => Op::FmaddS,
-        (0x47, false) => Op::FmsubS,
-        (0x4b, false) => Op::FnmsubS,
-        (0x4f, false) => Op::FnmaddS,
-        (0x43, true) => Op::FmaddD,
-        (0x47, true) => Op::FmsubD,
-        (0x4b, true) => Op::FnmsubD,
-        _ => Op::FnmaddD,
     };
     let mut insn = fp_rounding(op, bits, rd(bits), rs1(bits), rs2(bits));
     if insn.op != Op::Illegal {
@@ -444,9 +447,14 @@ fn decode_op_fp(bits: u32) -> Insn {
         0x05 => fp_rounding(Op::FsubD, bits, rd, rs1, rs2),
         0x09 => fp_rounding(Op::FmulD, bits, rd, rs1, rs2),
         0x0d => fp_rounding(Op::FdivD, bits, rd, rs1, rs2),
+        0x02 => fp_rounding(Op::FaddH, bits, rd, rs1, rs2),
+        0x06 => fp_rounding(Op::FsubH, bits, rd, rs1, rs2),
+        0x0a => fp_rounding(Op::FmulH, bits, rd, rs1, rs2),
+        0x0e => fp_rounding(Op::FdivH, bits, rd, rs1, rs2),
         0x2c if rs2 == 0 => fp_rounding(Op::FsqrtS, bits, rd, rs1, 0),
         0x2d if rs2 == 0 => fp_rounding(Op::FsqrtD, bits, rd, rs1, 0),
-        0x10 | 0x11 | 0x14 | 0x15 | 0x50 | 0x51 => {
+        0x2e if rs2 == 0 => fp_rounding(Op::FsqrtH, bits, rd, rs1, 0),
+        0x10 | 0x11 | 0x12 | 0x14 | 0x15 | 0x16 | 0x50 | 0x51 | 0x52 => {
             // funct3 selects the operation here, so it is not a rounding mode.
             let op = match (funct7(bits), f3) {
                 (0x10, 0) => Op::FsgnjS,
@@ -465,6 +473,14 @@ fn decode_op_fp(bits: u32) -> Insn {
                 (0x51, 0) => Op::FleD,
                 (0x51, 1) => Op::FltD,
                 (0x51, 2) => Op::FeqD,
+                (0x12, 0) => Op::FsgnjH,
+                (0x12, 1) => Op::FsgnjnH,
+                (0x12, 2) => Op::FsgnjxH,
+                (0x16, 0) => Op::FminH,
+                (0x16, 1) => Op::FmaxH,
+                (0x52, 0) => Op::FleH,
+                (0x52, 1) => Op::FltH,
+                (0x52, 2) => Op::FeqH,
                 _ => return illegal32(bits),
             };
             make(op, rd, rs1, rs2, 0, bits, 4)
@@ -485,6 +501,18 @@ fn decode_op_fp(bits: u32) -> Insn {
         0x70 if rs2 == 0 && f3 == 1 => make(Op::FclassS, rd, rs1, 0, 0, bits, 4),
         0x71 if rs2 == 0 && f3 == 1 => make(Op::FclassD, rd, rs1, 0, 0, bits, 4),
         0x78 if rs2 == 0 && f3 == 0 => make(Op::FmvWX, rd, rs1, 0, 0, bits, 4),
+        // Zfh. Widening conversions are exact but keep their rm field, as fcvt.d.s does.
+        0x20 if rs2 == 2 => fp_rounding(Op::FcvtSH, bits, rd, rs1, 0),
+        0x22 if rs2 == 0 => fp_rounding(Op::FcvtHS, bits, rd, rs1, 0),
+        0x21 if rs2 == 2 => fp_rounding(Op::FcvtDH, bits, rd, rs1, 0),
+        0x22 if rs2 == 1 => fp_rounding(Op::FcvtHD, bits, rd, rs1, 0),
+        0x62 if rs2 == 0 => fp_rounding(Op::FcvtWH, bits, rd, rs1, 0),
+        0x62 if rs2 == 1 => fp_rounding(Op::FcvtWuH, bits, rd, rs1, 0),
+        0x6a if rs2 == 0 => fp_rounding(Op::FcvtHW, bits, rd, rs1, 0),
+        0x6a if rs2 == 1 => fp_rounding(Op::FcvtHWu, bits, rd, rs1, 0),
+        0x72 if rs2 == 0 && f3 == 0 => make(Op::FmvXH, rd, rs1, 0, 0, bits, 4),
+        0x72 if rs2 == 0 && f3 == 1 => make(Op::FclassH, rd, rs1, 0, 0, bits, 4),
+        0x7a if rs2 == 0 && f3 == 0 => make(Op::FmvHX, rd, rs1, 0, 0, bits, 4),
         _ => illegal32(bits),
     }
 }
@@ -913,16 +941,13 @@ mod tests {
         (0xc00150d3, "fcvt.w.s rm = 5"),
         (0x420150d3, "fcvt.d.s rm = 5"),
         (0xd20160d3, "fcvt.d.w rm = 6"),
-        (0x243170c3, "fmadd with fmt = H"),
         (0x263170c3, "fmadd with fmt = Q"),
-        (0x043170d3, "fadd.h (Zfh)"),
         (0x063170d3, "fadd.q"),
         (0x581170d3, "fsqrt.s with rs2 != 0"),
         (0x203130d3, "fsgnj.s funct3 = 011"),
         (0x283120d3, "fmin.s funct3 = 010"),
         (0x400170d3, "fcvt.s.s (rs2 = 0 with fmt S)"),
         (0x421170d3, "fcvt.d.s with rs2 = 1"),
-        (0x402170d3, "fcvt.s.h (Zfh)"),
         (0xc02170d3, "fcvt.l.s (RV64)"),
         (0xd02170d3, "fcvt.s.l (RV64)"),
         (0xe01100d3, "fmv.x.w with rs2 != 0"),
@@ -931,9 +956,7 @@ mod tests {
         (0xf20100d3, "fmv.d.x (RV64)"),
         (0xe00120d3, "fclass.s funct3 = 010"),
         (0xa03130d3, "feq.s funct3 = 011"),
-        (0x00011087, "flh (Zfh)"),
         (0x00014087, "flq"),
-        (0x00111027, "fsh (Zfh)"),
         (0x00000007, "vector load (funct3 = 000)"),
         (0x00000057, "OP-V"),
         (0xffffffff, "all ones"),
@@ -1085,12 +1108,12 @@ mod tests {
         std::fs::write(&blob_path, blob).expect("write blob");
         // The `$x` label is a RISC-V mapping symbol: it makes objdump treat the blob as code.
         let source = format!(
-            ".attribute arch, \"rv32gc_zba_zbb_zbc_zbs\"\n.text\n\"$x\":\n.incbin \"{}\"\n",
+            ".attribute arch, \"rv32gc_zba_zbb_zbc_zbs_zfh\"\n.text\n\"$x\":\n.incbin \"{}\"\n",
             blob_path.display()
         );
         std::fs::write(&source_path, source).expect("write source");
         let status = Command::new(AS)
-            .args(["-march=rv32gc_zba_zbb_zbc_zbs", "-mabi=ilp32", "-o"])
+            .args(["-march=rv32gc_zba_zbb_zbc_zbs_zfh", "-mabi=ilp32", "-o"])
             .arg(&object_path)
             .arg(&source_path)
             .status()
@@ -1149,8 +1172,10 @@ mod tests {
             {
                 Some("FP rm = 5/6 is reserved; objdump prints rm `unknown`")
             }
-            (Op::FcvtDS | Op::FcvtDW | Op::FcvtDWu, _) if objdump_illegal => {
-                Some("exact fcvt.d.* with rm != 0: valid per spec, binutils 2.40 wants rm = 0")
+            (Op::FcvtDS | Op::FcvtDW | Op::FcvtDWu | Op::FcvtSH | Op::FcvtDH, _)
+                if objdump_illegal =>
+            {
+                Some("exact widening fcvt with rm != 0: valid per spec, binutils 2.40 wants rm = 0")
             }
             (Op::Illegal, 0x13)
                 if bits & (1 << 25) != 0

@@ -105,7 +105,7 @@ const fn fp(fp_reads: u8, int_reads: u8, to_int: bool) -> OpInfo {
 
 impl Op {
     /// The operation with the highest discriminant.
-    pub const LAST: Op = Op::AmocasD;
+    pub const LAST: Op = Op::FmvHX;
 
     /// Every operation, in discriminant order (`Op::ALL[op as usize] == op`).
     pub const ALL: [Op; Op::LAST as usize + 1] = {
@@ -220,8 +220,16 @@ impl Op {
                 pairs: true,
                 ..info(OpClass::Atomic, R12 | RD, 0, true, false)
             },
-            Flw | Fld => info(OpClass::FpMem, R1, 0, false, true),
-            Fsw | Fsd => info(OpClass::FpMem, R1, RS2, false, false),
+            Flw | Fld | Flh => info(OpClass::FpMem, R1, 0, false, true),
+            Fsw | Fsd | Fsh => info(OpClass::FpMem, R1, RS2, false, false),
+            FmaddH | FmsubH | FnmsubH | FnmaddH => fp(R123, 0, false),
+            FaddH | FsubH | FmulH | FdivH | FsgnjH | FsgnjnH | FsgnjxH | FminH | FmaxH => {
+                fp(R12, 0, false)
+            }
+            FsqrtH | FcvtSH | FcvtHS | FcvtDH | FcvtHD => fp(R1, 0, false),
+            FeqH | FltH | FleH => fp(R12, 0, true),
+            FcvtWH | FcvtWuH | FmvXH | FclassH => fp(R1, 0, true),
+            FcvtHW | FcvtHWu | FmvHX => fp(0, R1, false),
             FmaddS | FmsubS | FnmsubS | FnmaddS | FmaddD | FmsubD | FnmsubD | FnmaddD => {
                 fp(R123, 0, false)
             }

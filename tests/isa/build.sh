@@ -21,7 +21,7 @@ fi
 
 # Zicond is not known to binutils 2.40 (Debian bookworm): its instructions are
 # emitted with .insn in zicond.S, so it is not in -march.
-MARCH="rv32gc_zba_zbb_zbc_zbs"
+MARCH="rv32gc_zba_zbb_zbc_zbs_zfh"
 CFLAGS=(-march="$MARCH" -mabi=ilp32 -nostdlib -nostartfiles -static
         -fno-pic -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments -I "$script_dir/include" -T "$script_dir/link.ld")
 

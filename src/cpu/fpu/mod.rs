@@ -82,8 +82,30 @@ pub fn unbox(reg: u64) -> u32 {
     }
 }
 
+/// Upper 48 bits of a NaN-boxed half in a 64-bit f register.
+const NAN_BOX_HALF: u64 = 0xffff_ffff_ffff_0000;
+
+/// Box a half-precision value for an f register.
+#[inline]
+pub fn nan_box_half(bits: u16) -> u64 {
+    NAN_BOX_HALF | u64::from(bits)
+}
+
+/// Read a half-precision operand from an f register value: a value that is not properly
+/// NaN-boxed reads as the canonical NaN.
+#[inline]
+pub fn unbox_half(reg: u64) -> u16 {
+    if reg & NAN_BOX_HALF == NAN_BOX_HALF {
+        reg as u16
+    } else {
+        ops::F16_CANONICAL_NAN
+    }
+}
+
 /// What an instruction produces, before it is committed to the hart.
 enum Outcome {
+    /// A half-precision value for f[rd] (boxed on commit), with the flags raised.
+    Half(u16, u8),
     /// A single-precision value for f[rd] (boxed on commit), with the flags raised.
     Single(u32, u8),
     /// A double-precision value for f[rd], with the flags raised.
@@ -93,6 +115,10 @@ enum Outcome {
 }
 
 impl Outcome {
+    fn half((bits, flags): (u16, u8)) -> Outcome {
+        Outcome::Half(bits, flags)
+    }
+
     fn single((bits, flags): (u32, u8)) -> Outcome {
         Outcome::Single(bits, flags)
     }
@@ -136,6 +162,9 @@ fn compute(hart: &Hart, insn: &Insn) -> Result<Outcome, Trap> {
     let d2 = || freg(insn.rs2);
     let d3 = || freg(insn.rs3);
     let x1 = || hart.reg(insn.rs1);
+    let h1 = || unbox_half(freg(insn.rs1));
+    let h2 = || unbox_half(freg(insn.rs2));
+    let h3 = || unbox_half(freg(insn.rs3));
 
     Ok(match insn.op {
         FmaddS => Outcome::single(f32_mul_add(s1(), s2(), s3(), rm()?)),
@@ -199,6 +228,42 @@ fn compute(hart: &Hart, insn: &Insn) -> Result<Outcome, Trap> {
             rm()?;
             Outcome::double(u32_to_f64(x1()))
         }
+
+        FmaddH => Outcome::half(f16_mul_add(h1(), h2(), h3(), rm()?)),
+        FmsubH => Outcome::half(f16_mul_sub(h1(), h2(), h3(), rm()?)),
+        FnmsubH => Outcome::half(f16_neg_mul_sub(h1(), h2(), h3(), rm()?)),
+        FnmaddH => Outcome::half(f16_neg_mul_add(h1(), h2(), h3(), rm()?)),
+        FaddH => Outcome::half(f16_add(h1(), h2(), rm()?)),
+        FsubH => Outcome::half(f16_sub(h1(), h2(), rm()?)),
+        FmulH => Outcome::half(f16_mul(h1(), h2(), rm()?)),
+        FdivH => Outcome::half(f16_div(h1(), h2(), rm()?)),
+        FsqrtH => Outcome::half(f16_sqrt(h1(), rm()?)),
+        FsgnjH => Outcome::Half(f16_sign_inject(h1(), h2()), 0),
+        FsgnjnH => Outcome::Half(f16_sign_inject_negated(h1(), h2()), 0),
+        FsgnjxH => Outcome::Half(f16_sign_inject_xor(h1(), h2()), 0),
+        FminH => Outcome::half(f16_min(h1(), h2())),
+        FmaxH => Outcome::half(f16_max(h1(), h2())),
+        FcvtSH => {
+            rm()?;
+            Outcome::single(f16_to_f32(h1()))
+        }
+        FcvtHS => Outcome::half(f32_to_f16(s1(), rm()?)),
+        FcvtDH => {
+            rm()?;
+            Outcome::double(f16_to_f64(h1()))
+        }
+        FcvtHD => Outcome::half(f64_to_f16(d1(), rm()?)),
+        FeqH => Outcome::integer(f16_eq(h1(), h2())),
+        FltH => Outcome::integer(f16_lt(h1(), h2())),
+        FleH => Outcome::integer(f16_le(h1(), h2())),
+        FclassH => Outcome::Integer(f16_classify(h1()), 0),
+        FcvtWH => Outcome::integer(f16_to_i32(h1(), rm()?)),
+        FcvtWuH => Outcome::integer(f16_to_u32(h1(), rm()?)),
+        FcvtHW => Outcome::half(i32_to_f16(x1(), rm()?)),
+        FcvtHWu => Outcome::half(u32_to_f16(x1(), rm()?)),
+        // The raw low 16 bits, boxed or not, sign-extended.
+        FmvXH => Outcome::Integer(d1() as u16 as i16 as i32 as u32, 0),
+        FmvHX => Outcome::Half(x1() as u16, 0),
         other => {
             // An engine bug, not a guest error: the guest sees an illegal instruction.
             tracing::error!(
@@ -215,6 +280,11 @@ fn compute(hart: &Hart, insn: &Insn) -> Result<Outcome, Trap> {
 fn commit(hart: &mut Hart, rd: u8, outcome: Outcome) {
     let rd_index = usize::from(rd & 31);
     let flags = match outcome {
+        Outcome::Half(bits, flags) => {
+            hart.f[rd_index] = nan_box_half(bits);
+            hart.mark_fp_dirty();
+            flags
+        }
         Outcome::Single(bits, flags) => {
             hart.f[rd_index] = nan_box(bits);
             hart.mark_fp_dirty();

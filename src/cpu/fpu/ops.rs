@@ -459,3 +459,169 @@ pub(crate) fn f64_le(a: u64, b: u64) -> (u32, u8) {
 pub(crate) fn f64_classify(a: u64) -> u32 {
     DOUBLE.classify(a)
 }
+
+// Zfh: half precision. Values are `u16`; the arithmetic is SoftFloat's, the bit operations
+// share `Format` with single and double.
+
+/// The canonical half-precision NaN.
+pub(crate) const F16_CANONICAL_NAN: u16 = 0x7e00;
+const F16_SIGN: u16 = 1 << 15;
+
+const HALF: Format = Format {
+    sign: F16_SIGN as u64,
+    exponent: 0x7c00,
+    quiet: 0x0200,
+    canonical_nan: F16_CANONICAL_NAN as u64,
+};
+
+fn f16(bits: u16) -> sf::float16_t {
+    sf::float16_t { v: bits }
+}
+
+/// fadd.h
+pub(crate) fn f16_add(a: u16, b: u16, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f16_add(f16(a), f16(b)) }.v)
+}
+
+/// fsub.h
+pub(crate) fn f16_sub(a: u16, b: u16, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f16_sub(f16(a), f16(b)) }.v)
+}
+
+/// fmul.h
+pub(crate) fn f16_mul(a: u16, b: u16, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f16_mul(f16(a), f16(b)) }.v)
+}
+
+/// fdiv.h
+pub(crate) fn f16_div(a: u16, b: u16, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f16_div(f16(a), f16(b)) }.v)
+}
+
+/// fsqrt.h
+pub(crate) fn f16_sqrt(a: u16, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f16_sqrt(f16(a)) }.v)
+}
+
+/// fmadd.h: `a * b + c` with a single rounding (NV for `inf * 0 + qNaN` as well).
+pub(crate) fn f16_mul_add(a: u16, b: u16, c: u16, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f16_mulAdd(f16(a), f16(b), f16(c)) }.v)
+}
+
+/// fmsub.h: `a * b - c`, fused.
+pub(crate) fn f16_mul_sub(a: u16, b: u16, c: u16, rm: RoundingMode) -> (u16, u8) {
+    f16_mul_add(a, b, c ^ F16_SIGN, rm)
+}
+
+/// fnmsub.h: `-(a * b) + c`, fused.
+pub(crate) fn f16_neg_mul_sub(a: u16, b: u16, c: u16, rm: RoundingMode) -> (u16, u8) {
+    f16_mul_add(a ^ F16_SIGN, b, c, rm)
+}
+
+/// fnmadd.h: `-(a * b) - c`, fused.
+pub(crate) fn f16_neg_mul_add(a: u16, b: u16, c: u16, rm: RoundingMode) -> (u16, u8) {
+    f16_mul_add(a ^ F16_SIGN, b, c ^ F16_SIGN, rm)
+}
+
+/// fcvt.w.h: saturating, NV when out of range or NaN, NX when inexact.
+pub(crate) fn f16_to_i32(a: u16, rm: RoundingMode) -> (u32, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    let (value, flags) = softfloat(rm, || unsafe { sf::f16_to_i32(f16(a), rm as u8, true) });
+    (value as i32 as u32, flags)
+}
+
+/// fcvt.wu.h
+pub(crate) fn f16_to_u32(a: u16, rm: RoundingMode) -> (u32, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    let (value, flags) = softfloat(rm, || unsafe { sf::f16_to_ui32(f16(a), rm as u8, true) });
+    (value as u32, flags)
+}
+
+/// fcvt.h.w
+pub(crate) fn i32_to_f16(a: u32, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::i32_to_f16(a as i32) }.v)
+}
+
+/// fcvt.h.wu
+pub(crate) fn u32_to_f16(a: u32, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::ui32_to_f16(a) }.v)
+}
+
+/// fcvt.s.h: exact; a NaN becomes the canonical single NaN (NV if signaling).
+pub(crate) fn f16_to_f32(a: u16) -> (u32, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(EXACT, || unsafe { sf::f16_to_f32(f16(a)) }.v)
+}
+
+/// fcvt.d.h: exact.
+pub(crate) fn f16_to_f64(a: u16) -> (u64, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(EXACT, || unsafe { sf::f16_to_f64(f16(a)) }.v)
+}
+
+/// fcvt.h.s: rounds per `rm`.
+pub(crate) fn f32_to_f16(a: u32, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f32_to_f16(f32(a)) }.v)
+}
+
+/// fcvt.h.d: rounds per `rm`.
+pub(crate) fn f64_to_f16(a: u64, rm: RoundingMode) -> (u16, u8) {
+    // SAFETY: pure SoftFloat call on values.
+    softfloat(rm, || unsafe { sf::f64_to_f16(f64(a)) }.v)
+}
+
+/// fsgnj.h
+pub(crate) fn f16_sign_inject(a: u16, b: u16) -> u16 {
+    (a & !F16_SIGN) | (b & F16_SIGN)
+}
+
+/// fsgnjn.h
+pub(crate) fn f16_sign_inject_negated(a: u16, b: u16) -> u16 {
+    (a & !F16_SIGN) | (!b & F16_SIGN)
+}
+
+/// fsgnjx.h
+pub(crate) fn f16_sign_inject_xor(a: u16, b: u16) -> u16 {
+    a ^ (b & F16_SIGN)
+}
+
+/// fmin.h
+pub(crate) fn f16_min(a: u16, b: u16) -> (u16, u8) {
+    let (result, flags) = HALF.min_max(a.into(), b.into(), false);
+    (result as u16, flags)
+}
+
+/// fmax.h
+pub(crate) fn f16_max(a: u16, b: u16) -> (u16, u8) {
+    let (result, flags) = HALF.min_max(a.into(), b.into(), true);
+    (result as u16, flags)
+}
+
+/// feq.h
+pub(crate) fn f16_eq(a: u16, b: u16) -> (u32, u8) {
+    HALF.equal(a.into(), b.into())
+}
+
+/// flt.h
+pub(crate) fn f16_lt(a: u16, b: u16) -> (u32, u8) {
+    HALF.less(a.into(), b.into(), false)
+}
+
+/// fle.h
+pub(crate) fn f16_le(a: u16, b: u16) -> (u32, u8) {
+    HALF.less(a.into(), b.into(), true)
+}
+
+/// fclass.h
+pub(crate) fn f16_classify(a: u16) -> u32 {
+    HALF.classify(a.into())
+}

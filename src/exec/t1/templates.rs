@@ -704,6 +704,12 @@ impl<'a> BlockCompiler<'a> {
                 self.call_insn_helper(i, pc, index, self.helpers.atomic, true)
             }
             Flw | Fld | Fsw | Fsd => self.fp_load_store(i, pc, index),
+            // Zfh: rare, so the helpers run them whole (the interpreter's paths).
+            Flh | Fsh => self.call_insn_helper(i, pc, index, self.helpers.fp_mem, true),
+            FmaddH | FmsubH | FnmsubH | FnmaddH | FaddH | FsubH | FmulH | FdivH | FsqrtH
+            | FsgnjH | FsgnjnH | FsgnjxH | FminH | FmaxH | FcvtSH | FcvtHS | FcvtDH | FcvtHD
+            | FeqH | FltH | FleH | FclassH | FcvtWH | FcvtWuH | FcvtHW | FcvtHWu | FmvXH
+            | FmvHX => self.call_insn_helper(i, pc, index, self.helpers.fp, false),
             FmaddS | FmsubS | FnmsubS | FnmaddS | FaddS | FsubS | FmulS | FdivS | FsqrtS
             | FsgnjS | FsgnjnS | FsgnjxS | FminS | FmaxS | FcvtWS | FcvtWuS | FmvXW | FeqS
             | FltS | FleS | FclassS | FcvtSW | FcvtSWu | FmvWX | FmaddD | FmsubD | FnmsubD

@@ -1439,8 +1439,8 @@ impl<'ctx> Gen<'ctx, '_> {
             OpClass::Load { width, signed } => self.load(i, width, signed, pc, index)?,
             OpClass::Store { width } => self.store(i, width, pc, index)?,
             OpClass::Fp if native_fp::runs_natively(i) => self.native_fp(i, pc, index)?,
-            OpClass::FpMem => self.fp_mem(i, pc, index)?,
-            OpClass::Atomic | OpClass::Fp => self.helper_insn(i, pc, index)?,
+            OpClass::FpMem if native_fp::runs_natively(i) => self.fp_mem(i, pc, index)?,
+            OpClass::Atomic | OpClass::Fp | OpClass::FpMem => self.helper_insn(i, pc, index)?,
             // Block-ending classes are handled by `block_end`.
             OpClass::Branch | OpClass::Jal | OpClass::Jalr | OpClass::System => {}
         }
@@ -1642,7 +1642,9 @@ impl<'ctx> Gen<'ctx, '_> {
             Op::Flw => (4, false),
             Op::Fld => (8, false),
             Op::Fsw => (4, true),
-            _ => (8, true),
+            Op::Fsd => (8, true),
+            // `runs_natively` sends the others (Zfh's flh, fsh) to the helper.
+            _ => return self.helper_insn(i, pc, index),
         };
         let fp = self.fp_state()?;
         let (fs_on, mstatus) = (self.fp_on(&fp), fp.mstatus);

@@ -176,13 +176,14 @@ pub fn to_int(i: &crate::isa::Insn) -> Option<ToInt> {
 }
 
 /// Whether tier 2 runs instruction `i` natively when it is an F/D instruction: FP loads and
-/// stores always (their fast path is inline), computations with a native form when their
+/// stores of words and doublewords always (their fast path is inline; Zfh's go to the
+/// helper, as all of Zfh does), computations with a native form when their
 /// rounding mode is round-to-nearest-even or dynamic (checked for RNE at run time), the
 /// exact operations ([`is_exact`]) and conversions to a word ([`to_int`]).
 pub fn runs_natively(i: &crate::isa::Insn) -> bool {
     use crate::isa::ops::OpClass;
     match i.op.class() {
-        OpClass::FpMem => true,
+        OpClass::FpMem => !matches!(i.op, Op::Flh | Op::Fsh),
         OpClass::Fp => {
             (native(i.op).is_some() && matches!(i.rm, 0 | 7))
                 || is_exact(i.op)
