@@ -225,12 +225,27 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform, const FOLD: bool
         // SAFETY: `ctx.plat` points to the live platform for the whole run (see `run_block`).
         let plat = unsafe { &mut *ctx.plat };
         match load::<T, P>(hart, plat, va) {
-            Ok(v) => v.to_u64() & 0xffff_ffff,
+            Ok(v) => {
+                end_chain_after_device(hart, ctx, va, Access::Read);
+                v.to_u64() & 0xffff_ffff
+            }
             Err(t) => (trapped(ctx, t) as u64) << 32,
         }
     };
     // SAFETY: this function's contract is `folding`'s.
     unsafe { folding::<FOLD, _>(hart, work) }
+}
+
+/// After an access at `va` that retired: if its page has no TLB entry for `access` (a device,
+/// which never gets one), the chain ends after this block, so the run loop gets to the
+/// platform (HTIF replies, interrupts a device raised) right there, as it does after every
+/// block the interpreter runs. Compiled code decrements the budget at each chained transfer,
+/// a self-loop in its own register, which it reloads after a slow path.
+#[inline(always)]
+fn end_chain_after_device<P: Platform>(hart: &Hart, ctx: &mut RunCtx<P>, va: u32, access: Access) {
+    if hart.tlb.lookup(va, access).is_none() {
+        ctx.state.budget = 1;
+    }
 }
 
 /// A whole load for code without an inline path: [`load_helper`]'s result. If the access
@@ -330,7 +345,14 @@ unsafe extern "sysv64" fn store_helper<T: MemValue, P: Platform, const FOLD: boo
     let work = || {
         let value = T::from_u64(value as u64);
         // SAFETY: this function's contract is `storing`'s.
-        unsafe { storing(hart, ctx, |hart, plat| store::<T, P>(hart, plat, va, value)) }
+        let status =
+            unsafe { storing(hart, ctx, |hart, plat| store::<T, P>(hart, plat, va, value)) };
+        if status != STATUS_TRAP {
+            // SAFETY: as in `load_helper`; `storing` holds no reference any more.
+            let (hart, ctx) = unsafe { (&*hart, &mut *ctx) };
+            end_chain_after_device(hart, ctx, va, Access::Write);
+        }
+        status
     };
     // SAFETY: this function's contract is `folding`'s.
     unsafe { folding::<FOLD, _>(hart, work) }

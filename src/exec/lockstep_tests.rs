@@ -1917,6 +1917,48 @@ fn every_tier_gets_to_the_platform_at_the_end_of_a_block_that_touched_a_device()
     }
 }
 
+#[test]
+fn every_tier_gets_to_the_platform_after_a_loop_iteration_that_touched_a_device() {
+    // A loop that polls a device, as a program waiting for an HTIF reply does: the interpreter
+    // calls the platform after every block, so the stop comes after the first iteration. A
+    // tier that chains the loop to itself (tier 1 counts its budget in a register) must leave
+    // there too, not when its chaining budget runs out. The loop runs once first without the
+    // device (x8 = 0), so chains are in place when the device is touched.
+    for (access, name) in [
+        (i_type(0, 6, 2, 5, 0x03), "lw x5, 0(x6)"),
+        (s_type(0, 3, 6, 2), "sw x3, 0(x6)"),
+    ] {
+        let code = code_of(&[
+            (0x1000, DATA_BASE | 6 << 7 | 0x37), // lui x6, DATA_BASE (RAM)
+            (0x1004, MMIO_BASE | 9 << 7 | 0x37), // lui x9, MMIO page
+            (
+                0x1008,
+                i_type((STOP_MMIO - MMIO_BASE) as i32, 9, 0, 9, 0x13),
+            ), // addi x9, x9, off
+            (0x100c, i_type(300, 0, 0, 7, 0x13)), // addi x7, x0, 300
+            (0x1010, access),                    // L: the access through x6
+            (0x1014, i_type(1, 1, 0, 1, 0x13)),  // addi x1, x1, 1
+            (0x1018, b_type(0x1010 - 0x1018, 7, 1, 1)), // bne x1, x7, L
+            (0x101c, i_type(0, 9, 0, 6, 0x13)),  // addi x6, x9, 0: now the device
+            (0x1020, i_type(0, 0, 0, 1, 0x13)),  // addi x1, x0, 0
+            (0x1024, j_type(0x1010 - 0x1024, 0)), // j L
+        ]);
+        let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+        let fp = RunSetup::integer();
+        let run = |tier, ir, t2_opt| {
+            let plat = TestPlatform::new(&code, &data, false, false);
+            run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+        };
+        let interp = run(Tier::Interp, NO_PASSES, None);
+        assert_eq!(
+            (interp.pc, interp.x[1], interp.trap),
+            (0x1010, 1, None),
+            "{name}: the interpreter stops after the first iteration that touched the device"
+        );
+        assert_other_tiers_end_as(&interp, run, name);
+    }
+}
+
 fn code_of(words: &[(u32, u32)]) -> Vec<u8> {
     let mut code = vec![0u8; CODE_SIZE];
     for &(addr, word) in words {

@@ -446,6 +446,16 @@ impl<'a> BlockCompiler<'a> {
         }
     }
 
+    /// In a block that loops on itself, after a load or store slow path: take the chaining
+    /// budget back from memory, where a helper that reached a device lowered it to end the
+    /// chain after this block (`abi::end_chain_after_device`).
+    fn reload_loop_budget(&mut self) {
+        if self.self_loop.is_some() {
+            self.e
+                .emit_load(Width::B32, false, LOOP_BUDGET, state_budget());
+        }
+    }
+
     /// After a helper that may have written `x[rd]`: refresh its cached copy.
     fn reload(&mut self, rd: u8) {
         if let Some(host) = self.cached[rd as usize & 31] {
@@ -1327,6 +1337,7 @@ impl<'a> BlockCompiler<'a> {
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
                     self.helper_args();
                     self.e.emit_call(helper);
+                    self.reload_loop_budget();
                     self.e.emit_mov64(Reg::Rcx, Reg::Rax);
                     self.e.emit_shr64_imm(Reg::Rcx, 32, false);
                     self.e.emit_jcc(Cond::Ne, trap);
@@ -1388,6 +1399,7 @@ impl<'a> BlockCompiler<'a> {
                     self.get(Reg::Rcx, rs2);
                     self.helper_args();
                     self.e.emit_call(helper);
+                    self.reload_loop_budget();
                     self.resume_if_ok(resume);
                     self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
                     self.e.emit_jcc(Cond::Eq, trap);
