@@ -70,6 +70,7 @@ isa_tests!(
     misaligned_data,
     spec_only,
     zabha_zacas,
+    zfh,
 );
 
 fn isa_dir() -> PathBuf {
