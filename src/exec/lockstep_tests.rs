@@ -1879,10 +1879,7 @@ fn every_tier_gets_to_the_platform_at_the_end_of_a_block_that_touched_a_device()
     // hart at the next `between_blocks`, as a device raising an interrupt would), then more
     // blocks of the same region. The interpreter stops right after the device's block; so must
     // every tier, even where the device's block and the blocks after it are one region.
-    for (access, name) in [
-        (i_type(0, 6, 2, 5, 0x03), "lw x5, 0(x6)"),
-        (s_type(0, 3, 6, 2), "sw x3, 0(x6)"),
-    ] {
+    for (access, name) in device_accesses() {
         let code = code_of(&[
             (0x1000, MMIO_BASE | 6 << 7 | 0x37), // lui x6, MMIO page
             (
@@ -1901,19 +1898,12 @@ fn every_tier_gets_to_the_platform_at_the_end_of_a_block_that_touched_a_device()
             (0x1030, b_type(0x100c - 0x1030, 0, 1, 1)), // bne x1, x0, L
             (0x1034, 0x0000_0073),               // ecall
         ]);
-        let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-        let fp = RunSetup::integer();
-        let run = |tier, ir, t2_opt| {
-            let plat = TestPlatform::new(&code, &data, false, false);
-            run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
-        };
-        let interp = run(Tier::Interp, NO_PASSES, None);
+        let interp = device_stop_in_every_tier(&code, name);
         assert_eq!(
             (interp.pc, interp.x[2], interp.trap),
             (0x102c, 8, None),
             "{name}: the interpreter stops after the device's block"
         );
-        assert_other_tiers_end_as(&interp, run, name);
     }
 }
 
@@ -1922,12 +1912,9 @@ fn every_tier_gets_to_the_platform_after_a_loop_iteration_that_touched_a_device(
     // A loop that polls a device, as a program waiting for an HTIF reply does: the interpreter
     // calls the platform after every block, so the stop comes after the first iteration. A
     // tier that chains the loop to itself (tier 1 counts its budget in a register) must leave
-    // there too, not when its chaining budget runs out. The loop runs once first without the
-    // device (x8 = 0), so chains are in place when the device is touched.
-    for (access, name) in [
-        (i_type(0, 6, 2, 5, 0x03), "lw x5, 0(x6)"),
-        (s_type(0, 3, 6, 2), "sw x3, 0(x6)"),
-    ] {
+    // there too, not when its chaining budget runs out. The loop first runs 300 times on RAM,
+    // so chains are in place when the device is touched.
+    for (access, name) in device_accesses() {
         let code = code_of(&[
             (0x1000, DATA_BASE | 6 << 7 | 0x37), // lui x6, DATA_BASE (RAM)
             (0x1004, MMIO_BASE | 9 << 7 | 0x37), // lui x9, MMIO page
@@ -1943,20 +1930,36 @@ fn every_tier_gets_to_the_platform_after_a_loop_iteration_that_touched_a_device(
             (0x1020, i_type(0, 0, 0, 1, 0x13)),  // addi x1, x0, 0
             (0x1024, j_type(0x1010 - 0x1024, 0)), // j L
         ]);
-        let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-        let fp = RunSetup::integer();
-        let run = |tier, ir, t2_opt| {
-            let plat = TestPlatform::new(&code, &data, false, false);
-            run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
-        };
-        let interp = run(Tier::Interp, NO_PASSES, None);
+        let interp = device_stop_in_every_tier(&code, name);
         assert_eq!(
             (interp.pc, interp.x[1], interp.trap),
             (0x1010, 1, None),
             "{name}: the interpreter stops after the first iteration that touched the device"
         );
-        assert_other_tiers_end_as(&interp, run, name);
     }
+}
+
+/// A load and a store through x6 (at [`STOP_MMIO`] in the device tests), with their names.
+fn device_accesses() -> [(u32, &'static str); 2] {
+    [
+        (i_type(0, 6, 2, 5, 0x03), "lw x5, 0(x6)"),
+        (s_type(0, 3, 6, 2), "sw x3, 0(x6)"),
+    ]
+}
+
+/// Run `code` (its platform stops the hart at the `between_blocks` after a [`STOP_MMIO`]
+/// access) under the unoptimised interpreter, check that every other tier ends the same way,
+/// and return the interpreter's outcome.
+fn device_stop_in_every_tier(code: &[u8], name: &str) -> Outcome {
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let fp = RunSetup::integer();
+    let run = |tier, ir, t2_opt| {
+        let plat = TestPlatform::new(code, &data, false, false);
+        run_on(plat, tier, ir, t2_opt, &[0; 32], &fp)
+    };
+    let interp = run(Tier::Interp, NO_PASSES, None);
+    assert_other_tiers_end_as(&interp, run, name);
+    interp
 }
 
 fn code_of(words: &[(u32, u32)]) -> Vec<u8> {
