@@ -2248,6 +2248,94 @@ fn with_tier_1_on_a_few_straight_instructions_get_no_region() {
 }
 
 #[test]
+#[cfg(all(tier1, tier2))]
+fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
+    // Plain `--tier t2` (tier 1 on, re-optimisation in the background): once the loops' fast
+    // region is hot, its re-optimisation is asked for, and until it is installed tier 1 runs
+    // the blocks (its code is faster than a fast region's) and none of them asks for a region
+    // of its own. The compile threads are held meanwhile, so the run really goes on without
+    // the region; then the optimised region takes over. Results are the interpreter's.
+    let code = nested_loops(300, 100);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let limit = 80_000;
+    let (reference, _) = run_from_start(
+        &code,
+        &data,
+        EngineConfig {
+            tier: Tier::Interp,
+            ..EngineConfig::default()
+        },
+        limit,
+        |_| {},
+    );
+    let (mut plat, mut hart, mut engine) = engine_at_start(
+        &code,
+        &data,
+        EngineConfig {
+            tier: Tier::T2,
+            ir: ALL_PASSES,
+            t2_threshold: u32::MAX,
+            t2_reoptimise_threshold: 0,
+            ..EngineConfig::default()
+        },
+    );
+    engine.sample_every_region_exit();
+    engine.run_blocks(&mut hart, &mut plat, 1_000);
+    let inner = CODE_BASE + 8;
+    let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
+    let first = crate::exec::t2::RegionAsk::First;
+    assert_ne!(
+        engine.request_region_at(&mut hart, &mut plat, inner, first),
+        0,
+        "a fast region, compiled before the run goes on"
+    );
+    let held = crate::exec::t2::worker::hold_compiles();
+    engine.run_blocks(&mut hart, &mut plat, 20_000);
+    assert!(engine.t2.busy(), "a re-optimisation is compiling");
+    assert_eq!(
+        engine.t2.region_for(inner_idx, inner),
+        0,
+        "the fast region is out of service"
+    );
+    let (t1_before, t2_before) = (engine.stats.t1_insns, engine.stats.t2_insns);
+    engine.run_blocks(&mut hart, &mut plat, 50_000);
+    assert_eq!(engine.stats.t2_insns, t2_before, "no region ran meanwhile");
+    assert!(
+        engine.stats.t1_insns > t1_before + 25_000,
+        "tier 1 ran the loops: {} instructions",
+        engine.stats.t1_insns - t1_before
+    );
+    assert!(
+        !engine.t2.wants(inner_idx),
+        "the inner loop asks for no fast region of its own"
+    );
+    drop(held);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while engine.t2.busy() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the region never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        engine.install_finished::<TestPlatform>();
+    }
+    let region = engine.t2.region_for(inner_idx, inner);
+    assert!(
+        region != 0 && engine.t2.has_full_region(inner_idx),
+        "the loops run in the optimised region"
+    );
+    let t2_before = engine.stats.t2_insns;
+    let left = limit - hart.instret;
+    engine.run(&mut hart, &mut plat, Some(left));
+    assert!(
+        engine.stats.t2_insns > t2_before,
+        "the optimised region ran"
+    );
+    assert_eq!(hart.x, reference.x, "registers");
+    assert_eq!((hart.pc, hart.instret), (reference.pc, reference.instret));
+}
+
+#[test]
 #[cfg(tier2)]
 fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
     // An outer loop around an inner loop, one page: `--tier t2` compiles one fast region at

@@ -672,6 +672,9 @@ impl Engine {
     fn install_region<P: Platform + 'static>(&mut self, f: t2::Finished) -> usize {
         if f.epoch != self.epoch || self.by_host.get(&f.host) != Some(&f.block) {
             self.t2.drop_stale();
+            if f.epoch == self.epoch {
+                self.t2.release_suspended(f.block);
+            }
             return 0;
         }
         // Blocks of the entry's page: dropped together with it, but check each anyway.
@@ -868,7 +871,30 @@ impl Engine {
             samples,
             "tier 2: re-optimising a hot region"
         );
-        self.request_region(hart, plat, idx, pc, t2::RegionAsk::Reoptimise);
+        let installed = self.request_region(hart, plat, idx, pc, t2::RegionAsk::Reoptimise);
+        if installed == 0 && self.policy.t2_suspends_fast_regions() {
+            self.suspend_fast_region(idx);
+        }
+    }
+
+    /// While block `idx`'s region is compiled again with full optimisation in the background,
+    /// tier 1 runs the blocks of the fast region that served it (`Tier2::suspend_fast`): their
+    /// stubs and jump-cache entries go, and tier 1 compiles them again at their next entry.
+    #[cfg(tier2)]
+    fn suspend_fast_region(&mut self, idx: u32) {
+        let suspended = self.t2.suspend_fast(idx);
+        if suspended.entries.is_empty() {
+            return;
+        }
+        #[cfg(tier1)]
+        for &b in &suspended.blocks {
+            self.t1.revert(b, self.blocks[b as usize].host);
+        }
+        for e in self.jump_cache.iter_mut() {
+            if suspended.entries.contains(&e.region) || suspended.blocks.contains(&e.block) {
+                *e = JumpEntry::EMPTY;
+            }
+        }
     }
 
     /// Without tier 2 there are no regions, so this is never called.

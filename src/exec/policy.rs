@@ -249,9 +249,16 @@ impl Policy {
     }
 
     /// Whether the run loop waits for a re-optimisation (a deterministic run) instead of going
-    /// on with the fast region while it compiles.
+    /// on while it compiles.
     pub fn t2_reoptimise_waits(&self) -> bool {
         self.t2_reoptimise_wait
+    }
+
+    /// Whether tier 1 runs a fast region's blocks while their re-optimisation compiles in the
+    /// background (its code is faster than a fast region's); without tier 1 the fast region
+    /// goes on.
+    pub fn t2_suspends_fast_regions(&self) -> bool {
+        self.t2_reoptimises() && !self.t2_reoptimise_wait && self.t1_enabled()
     }
 
     /// Whether a block with these instructions may be part of a tier-2 region. Tier 2 runs

@@ -76,26 +76,64 @@ enum Message {
     Shutdown,
 }
 
-/// Held by the compile thread while it compiles, and by `fork` (through `pthread_atfork`)
+/// Held by a compile thread while it compiles, and by `fork` (through `pthread_atfork`)
 /// while it forks: a child process (user mode emulates `fork` with the host's) never starts
-/// with LLVM's or the allocator's locks taken by a thread that does not exist in it.
-struct ForkGuard(std::cell::UnsafeCell<libc::pthread_mutex_t>);
+/// with LLVM's or the allocator's locks taken by a thread that does not exist in it. One
+/// mutex per stripe: each compile thread holds only its own stripe, so the fast compiles the
+/// guest waits for never wait for a full one on the other thread (one mutex for both had a
+/// synchronous 3 ms compile wait out a 140 ms re-optimisation), and `fork` takes every stripe.
+struct ForkGuard([std::cell::UnsafeCell<libc::pthread_mutex_t>; GUARD_STRIPES]);
 
-// SAFETY: the mutex is only used through pthread calls, which synchronise themselves.
+/// Stripes of [`FORK_GUARD`]: more than the compile threads a process normally has (two per
+/// engine), so they rarely share one.
+const GUARD_STRIPES: usize = 8;
+
+// SAFETY: the mutexes are only used through pthread calls, which synchronise themselves.
 unsafe impl Sync for ForkGuard {}
 
-static FORK_GUARD: ForkGuard =
-    ForkGuard(std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
+static FORK_GUARD: ForkGuard = ForkGuard(
+    [const { std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER) }; GUARD_STRIPES],
+);
+
+/// The next compile thread's stripe.
+static NEXT_STRIPE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's stripe of [`FORK_GUARD`] (a thread that never took one uses stripe 0).
+    static STRIPE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A stripe for a new compile thread: each has one of its own while there are enough.
+fn next_stripe() -> usize {
+    NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % GUARD_STRIPES
+}
+
+fn lock_stripe(stripe: usize) {
+    // SAFETY: a statically initialised mutex, locked and unlocked in pairs by this module.
+    unsafe { libc::pthread_mutex_lock(FORK_GUARD.0[stripe].get()) };
+}
+
+fn unlock_stripe(stripe: usize) {
+    // SAFETY: locked by `lock_stripe` in this thread (or, in a forked child, in the thread
+    // the child process is a copy of).
+    unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0[stripe].get()) };
+}
+
+/// Every stripe, always in the same order (no two holders of all can deadlock).
+fn lock_all_stripes() {
+    (0..GUARD_STRIPES).for_each(lock_stripe);
+}
+
+fn unlock_all_stripes() {
+    (0..GUARD_STRIPES).rev().for_each(unlock_stripe);
+}
 
 extern "C" fn fork_prepare() {
-    // SAFETY: a statically initialised mutex, locked and unlocked in pairs by this module.
-    unsafe { libc::pthread_mutex_lock(FORK_GUARD.0.get()) };
+    lock_all_stripes();
 }
 
 extern "C" fn fork_release() {
-    // SAFETY: `fork_prepare` locked it in this thread (parent), or in the thread the child
-    // process consists of (child).
-    unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
+    unlock_all_stripes();
 }
 
 /// Forks this process went through (counted in the child): a worker made before a fork
@@ -111,21 +149,47 @@ extern "C" fn fork_child() {
 /// [`FORK_GUARD`] held while LLVM is at work in this thread (setting up, compiling, freeing
 /// code, tearing down), so a `fork` never copies LLVM's own locks held mid-change (a child
 /// whose compile thread then waits for such a lock hangs forever). Released when dropped.
-struct LlvmWork(());
+struct LlvmWork {
+    /// The stripe held, or `None` for all of them.
+    stripe: Option<usize>,
+}
 
 impl LlvmWork {
+    /// This thread's stripe.
     fn begin() -> LlvmWork {
-        // SAFETY: a statically initialised mutex, unlocked by `drop` in this thread.
-        unsafe { libc::pthread_mutex_lock(FORK_GUARD.0.get()) };
-        LlvmWork(())
+        let stripe = STRIPE.with(|s| s.get());
+        lock_stripe(stripe);
+        LlvmWork {
+            stripe: Some(stripe),
+        }
+    }
+
+    /// Every stripe: no compile thread works until it is dropped.
+    #[cfg(test)]
+    fn exclusive() -> LlvmWork {
+        lock_all_stripes();
+        LlvmWork { stripe: None }
     }
 }
 
 impl Drop for LlvmWork {
     fn drop(&mut self) {
-        // SAFETY: locked by `begin` in this thread.
-        unsafe { libc::pthread_mutex_unlock(FORK_GUARD.0.get()) };
+        match self.stripe {
+            Some(stripe) => unlock_stripe(stripe),
+            None => unlock_all_stripes(),
+        }
     }
+}
+
+/// Every compile thread in the process stops at its next LLVM work until this is dropped
+/// (tests: a compile in the background that has not finished yet).
+#[cfg(test)]
+pub struct CompilesHeld(#[allow(dead_code)] LlvmWork);
+
+/// Hold every compile thread (see [`CompilesHeld`]). Nothing may then wait for a compile.
+#[cfg(test)]
+pub fn hold_compiles() -> CompilesHeld {
+    CompilesHeld(LlvmWork::exclusive())
 }
 
 /// Run `f`, which touches LLVM, as [`LlvmWork`].
@@ -152,6 +216,9 @@ fn guard_forks() {
 pub struct Worker {
     jobs: Sender<Message>,
     done: Receiver<CompileDone>,
+    /// The thread's stripe of [`FORK_GUARD`] (tests hold another).
+    #[cfg_attr(not(test), allow(dead_code))]
+    stripe: usize,
     /// [`FORKS`] when the thread was started: after a `fork` the child has the object but not
     /// the thread.
     forks: u64,
@@ -168,12 +235,14 @@ impl Worker {
         let (done_tx, done) = mpsc::channel();
         let quit = Arc::new(AtomicBool::new(false));
         let thread_quit = quit.clone();
+        let stripe = next_stripe();
         let thread = spawn_without_signals("rv32vm-t2", move || {
-            compile_loop(job_rx, done_tx, &thread_quit)
+            compile_loop(job_rx, done_tx, &thread_quit, stripe)
         })?;
         Ok(Worker {
             jobs,
             done,
+            stripe,
             forks: FORKS.load(Ordering::Relaxed),
             quit,
             thread: Some(thread),
@@ -363,7 +432,13 @@ fn llvm_options() {
     });
 }
 
-fn compile_loop(jobs: Receiver<Message>, done: Sender<CompileDone>, quit: &AtomicBool) {
+fn compile_loop(
+    jobs: Receiver<Message>,
+    done: Sender<CompileDone>,
+    quit: &AtomicBool,
+    stripe: usize,
+) {
+    STRIPE.with(|s| s.set(stripe));
     llvm_options();
     // LLVM's target registry takes a global lock: under the fork guard like every compile.
     let (machines, context) = with_fork_guard(|| (Machines::new(), Context::create()));
@@ -583,12 +658,35 @@ mod tests {
     }
 
     #[test]
+    fn a_compile_thread_does_not_wait_for_another_ones_llvm_work() {
+        // Another compile thread at work holds its own stripe of the fork guard: this one
+        // compiles meanwhile (a fast compile the guest waits for once waited out a full one).
+        let worker = Worker::spawn().expect("a compile thread");
+        let other = (worker.stripe + 1) % GUARD_STRIPES;
+        lock_stripe(other);
+        assert!(worker.submit(*job(1)));
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let done = loop {
+            if let Some(done) = worker.try_done() {
+                break Some(done);
+            }
+            if std::time::Instant::now() > deadline {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        unlock_stripe(other);
+        let done = done.expect("the compile finished while the other stripe was held");
+        assert!(done.id == 1 && done.result.is_ok());
+    }
+
+    #[test]
     fn a_backlog_is_compiled_newest_first_and_its_oldest_jobs_expire() {
         let worker = Worker::spawn().expect("a compile thread");
         let n = MAX_QUEUED_JOBS as u64 + 8;
         // The thread stops at its next LLVM work (its start, or the first job it took) until
         // every job is queued: then it finds a backlog of n or n - 1 jobs.
-        let hold = LlvmWork::begin();
+        let hold = LlvmWork::exclusive();
         for id in 0..n {
             assert!(worker.jobs.send(Message::Job(job(id))).is_ok());
         }
