@@ -383,4 +383,27 @@ mod tests {
             "every instruction runs in tier 2"
         );
     }
+
+    #[test]
+    fn only_a_background_reoptimisation_with_tier_1_on_suspends_fast_regions() {
+        let config = |tier, t2_threshold, deterministic| EngineConfig {
+            tier,
+            t2_threshold,
+            deterministic,
+            ..EngineConfig::default()
+        };
+        let t2 = Policy::new(&config(Tier::T2, 64, false));
+        // Only where both other tiers exist: tier 1 runs the blocks meanwhile.
+        assert_eq!(t2.t2_suspends_fast_regions(), cfg!(all(tier1, tier2)));
+        for (why, other) in [
+            ("the run waits for the compile", config(Tier::T2, 64, true)),
+            ("no tier 1 to run the blocks", config(Tier::T2, 0, false)),
+            (
+                "no fast regions to re-optimise",
+                config(Tier::Auto, 64, false),
+            ),
+        ] {
+            assert!(!Policy::new(&other).t2_suspends_fast_regions(), "{why}");
+        }
+    }
 }
