@@ -2103,6 +2103,30 @@ fn engine_at_start(code: &[u8], data: &[u8], config: EngineConfig) -> (TestPlatf
     (plat, hart, Engine::new(config))
 }
 
+/// The hart after the interpreter ran `code` for `limit` instructions: the reference.
+#[cfg(all(tier1, tier2))]
+fn interpreted(code: &[u8], data: &[u8], limit: u64) -> Hart {
+    let config = EngineConfig {
+        tier: Tier::Interp,
+        ..EngineConfig::default()
+    };
+    run_from_start(code, data, config, limit, |_| {}).0
+}
+
+/// Wait for the regions compiling in the background and install them.
+#[cfg(all(tier1, tier2))]
+fn install_background_compiles(engine: &mut Engine) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while engine.t2.busy() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the region never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        engine.install_finished::<TestPlatform>();
+    }
+}
+
 /// The index of the decoded block at `pc`.
 #[cfg(all(tier1, tier2))]
 fn block_index(engine: &Engine, hart: &mut Hart, plat: &mut TestPlatform, pc: u32) -> u32 {
@@ -2122,16 +2146,7 @@ fn blocks_of_a_retired_fast_region_stop_calling_it() {
     let code = nested_loops(300, 100);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let limit = 400_000;
-    let (reference, _) = run_from_start(
-        &code,
-        &data,
-        EngineConfig {
-            tier: Tier::Interp,
-            ..EngineConfig::default()
-        },
-        limit,
-        |_| {},
-    );
+    let reference = interpreted(&code, &data, limit);
     assert_eq!(reference.x[2], 3 * 100 * 300, "the interpreter's sum");
     let (mut plat, mut hart, mut engine) = regions_on_request(&code, &data);
     // Tier 1 compiles the loops' blocks (`run_blocks`: a run with a limit ends in
@@ -2205,15 +2220,7 @@ fn blocks_of_a_region_being_compiled_ask_for_none_of_their_own() {
         !engine.t2.wants(inner_idx),
         "the inner loop asks for a region while its nest's compiles"
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while engine.t2.busy() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the region never came"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-        engine.install_finished::<TestPlatform>();
-    }
+    install_background_compiles(&mut engine);
     assert_ne!(
         engine.t2.region_for(inner_idx, inner),
         0,
@@ -2258,16 +2265,7 @@ fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
     let code = nested_loops(300, 100);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let limit = 80_000;
-    let (reference, _) = run_from_start(
-        &code,
-        &data,
-        EngineConfig {
-            tier: Tier::Interp,
-            ..EngineConfig::default()
-        },
-        limit,
-        |_| {},
-    );
+    let reference = interpreted(&code, &data, limit);
     let (mut plat, mut hart, mut engine) = engine_at_start(
         &code,
         &data,
@@ -2310,15 +2308,7 @@ fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
         "the inner loop asks for no fast region of its own"
     );
     drop(held);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while engine.t2.busy() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the region never came"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-        engine.install_finished::<TestPlatform>();
-    }
+    install_background_compiles(&mut engine);
     let region = engine.t2.region_for(inner_idx, inner);
     assert!(
         region != 0 && engine.t2.has_full_region(inner_idx),
