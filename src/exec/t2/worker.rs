@@ -439,9 +439,12 @@ fn compile_loop(
     stripe: usize,
 ) {
     STRIPE.with(|s| s.set(stripe));
-    llvm_options();
-    // LLVM's target registry takes a global lock: under the fork guard like every compile.
-    let (machines, context) = with_fork_guard(|| (Machines::new(), Context::create()));
+    // LLVM's options and target registry take global locks: under the fork guard like every
+    // compile.
+    let (machines, context) = with_fork_guard(|| {
+        llvm_options();
+        (Machines::new(), Context::create())
+    });
     let mut engines: Vec<EpochCode> = Vec::new();
     // Jobs planned before this epoch are stale: their code could be freed any time.
     let mut oldest_live_epoch = 0;
