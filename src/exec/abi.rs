@@ -245,6 +245,7 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform, const FOLD: bool
 fn end_chain_after_device<P: Platform>(hart: &Hart, ctx: &mut RunCtx<P>, va: u32, access: Access) {
     if hart.tlb.lookup(va, access).is_none() {
         ctx.state.budget = 1;
+        ctx.state.device_ended_chain = true;
     }
 }
 

@@ -77,6 +77,10 @@ pub struct RunState {
     pub limit: u64,
     /// Blocks left to chain in this `run_block` call (or this entry into compiled code).
     pub budget: u32,
+    /// Compiled code ended its chain early because an access reached a device
+    /// (`abi::end_chain_after_device`): the run did not end for using up its budget, so it is
+    /// no sign of a hot loop where it ended (`Engine::end_sampled_run`).
+    pub device_ended_chain: bool,
     /// Blocks one interpreter entry may chain (the interpreter's `CHAIN_BUDGET`; 0 when a compiled tier is on, so
     /// every block entry passes through the run loop, which counts runs for compilation).
     pub chain_budget: u32,

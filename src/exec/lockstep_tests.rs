@@ -2256,6 +2256,40 @@ fn with_tier_1_on_a_few_straight_instructions_get_no_region() {
 
 #[test]
 #[cfg(all(tier1, tier2))]
+fn a_loop_whose_chain_a_device_access_ends_is_not_sampled_as_hot() {
+    // Under `--tier t2` the run loop counts samples (long runs of compiled code) where runs
+    // end. Tier 1 ends a chain after an access that reached a device, so that the platform
+    // gets a look in; that cut is no used-up budget, so a loop polling a device collects no
+    // samples (the kernel's console write loop was re-optimised as hot in every boot), while
+    // the same loop over RAM does.
+    let samples_at_loop = |base: u32| {
+        let code = code_of(&[
+            (0x1000, base | 6 << 7 | 0x37),             // lui x6, base
+            (0x1004, i_type(2000, 0, 0, 7, 0x13)),      // addi x7, x0, 2000
+            (0x1008, i_type(0, 6, 2, 5, 0x03)),         // L: lw x5, 0(x6)
+            (0x100c, i_type(1, 1, 0, 1, 0x13)),         // addi x1, x1, 1
+            (0x1010, b_type(0x1008 - 0x1010, 7, 1, 1)), // bne x1, x7, L
+            (0x1014, 0x0000_0073),                      // ecall
+        ]);
+        let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+        let config = EngineConfig {
+            tier: Tier::T2,
+            ir: ALL_PASSES,
+            t2_threshold: u32::MAX,
+            ..EngineConfig::default()
+        };
+        let (mut plat, mut hart, mut engine) = engine_at_start(&code, &data, config);
+        engine.run_blocks(&mut hart, &mut plat, 100_000);
+        assert_eq!(hart.x[1], 2000, "the loop ran to its end");
+        let idx = block_index(&engine, &mut hart, &mut plat, CODE_BASE + 8);
+        engine.blocks[idx as usize].profile.hot_samples
+    };
+    assert!(samples_at_loop(DATA_BASE) > 0, "a loop over RAM is sampled");
+    assert_eq!(samples_at_loop(MMIO_BASE), 0, "a loop polling a device");
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
 fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
     // Plain `--tier t2` (tier 1 on, re-optimisation in the background): once the loops' fast
     // region is hot, its re-optimisation is asked for, and until it is installed tier 1 runs

@@ -811,6 +811,7 @@ impl Engine {
         let limit = ctx.state.limit;
         if self.policy.t2_reoptimises() {
             ctx.state.limit = limit.min(before.saturating_add(t2::LONG_RUN_INSNS));
+            ctx.state.device_ended_chain = false;
         }
         (before, limit)
     }
@@ -831,9 +832,12 @@ impl Engine {
         if !self.policy.t2_reoptimises() {
             return;
         }
+        // A chain a device access ended (a console driver's loop writing the UART) is no long
+        // run: its budget was cut, not used up.
+        let budget_used_up = ctx.state.budget <= 1 && !ctx.state.device_ended_chain;
         #[allow(unused_mut)]
         let mut sample =
-            ctx.state.budget <= 1 || hart.instret.saturating_sub(before) >= t2::LONG_RUN_INSNS;
+            budget_used_up || hart.instret.saturating_sub(before) >= t2::LONG_RUN_INSNS;
         #[cfg(test)]
         {
             sample |= self.t2_sample_every_exit;
@@ -1002,6 +1006,7 @@ impl Engine {
                 t2_retired: 0,
                 t2_chained: 0,
                 region_cap: 0,
+                device_ended_chain: false,
             },
             plat: plat as *mut P,
         };
