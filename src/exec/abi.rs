@@ -479,21 +479,38 @@ unsafe extern "sysv64" fn dispatch_helper<P: Platform>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
 ) -> usize {
+    // Mostly the platform has nothing to do: then no FP state is looked at, and the flags
+    // stay pending in MXCSR (`Platform::between_blocks_quiet`).
+    {
+        // SAFETY: as in `load_helper`; the references end with this block.
+        let (h, c) = unsafe { (&mut *hart, &mut *ctx) };
+        // SAFETY: `c.plat` points to the live platform for the whole run (see `run_block`).
+        if unsafe { &mut *c.plat }.between_blocks_quiet(h) {
+            return jump_cache_code(h, c);
+        }
+    }
     // SAFETY: as in `load_helper`; `folding` holds no reference while the work runs.
     unsafe { folding::<true, _>(hart, || dispatch(&mut *hart, &mut *ctx)) }
 }
 
-/// [`dispatch_helper`]'s work.
+/// [`dispatch_helper`]'s work when the platform has something to do between blocks.
 fn dispatch<P: Platform>(hart: &mut Hart, ctx: &mut RunCtx<P>) -> usize {
     if !between_blocks(hart, ctx) {
         ctx.state.budget += 1; // no block was entered
         return Exit::STOP.0 as usize;
     }
+    jump_cache_code(hart, ctx)
+}
+
+/// The compiled code for `hart.pc` from the jump cache, or the exit to the run loop that
+/// looks it up (the platform's check between blocks is done: `checked`).
+#[inline(always)]
+fn jump_cache_code<P>(hart: &Hart, ctx: &mut RunCtx<P>) -> usize {
     if let Some(entry) = valid_jump_entry(hart, &ctx.state).filter(|e| e.code != 0) {
         ctx.state.jit_dispatched += 1;
         return entry.code;
     }
-    ctx.state.budget += 1;
+    ctx.state.budget += 1; // no block was entered
     ctx.state.checked = true;
     Exit::NEXT.0 as usize
 }
@@ -520,18 +537,33 @@ unsafe extern "sysv64" fn region_chain_helper<P: Platform>(
     hart: *mut Hart,
     ctx: *mut RunCtx<P>,
 ) -> usize {
+    {
+        // SAFETY: as in `load_helper`; the references end with this block.
+        let (h, c) = unsafe { (&mut *hart, &mut *ctx) };
+        if c.state.budget <= 1 || h.instret >= c.state.limit || h.code_pages.any_written() {
+            return Exit::NEXT.0 as usize;
+        }
+        // As in `dispatch_helper`: the FP flags stay pending when the platform is quiet.
+        // SAFETY: `c.plat` points to the live platform for the whole run (see `run_block`).
+        if unsafe { &mut *c.plat }.between_blocks_quiet(h) {
+            return next_region(h, c);
+        }
+    }
     // SAFETY: as in `load_helper`; `folding` holds no reference while the work runs.
     unsafe { folding::<true, _>(hart, || region_chain(&mut *hart, &mut *ctx)) }
 }
 
-/// [`region_chain_helper`]'s work.
+/// [`region_chain_helper`]'s work when the platform has something to do between blocks.
 fn region_chain<P: Platform>(hart: &mut Hart, ctx: &mut RunCtx<P>) -> usize {
-    if ctx.state.budget <= 1 || hart.instret >= ctx.state.limit || hart.code_pages.any_written() {
-        return Exit::NEXT.0 as usize;
-    }
     if !between_blocks(hart, ctx) {
         return Exit::STOP.0 as usize;
     }
+    next_region(hart, ctx)
+}
+
+/// The region for `hart.pc` from the jump cache, or the exit to the run loop.
+#[inline(always)]
+fn next_region<P>(hart: &Hart, ctx: &mut RunCtx<P>) -> usize {
     if let Some(entry) = valid_jump_entry(hart, &ctx.state).filter(|e| e.region != 0) {
         ctx.state.budget -= 1;
         ctx.state.t2_chained += 1;

@@ -84,6 +84,19 @@ pub trait Platform {
         None
     }
 
+    /// The part of [`Platform::between_blocks`] that is due whatever happens (counting a
+    /// block), done here if nothing else is due this time; true if so: then `between_blocks`
+    /// need not run for this block, and nothing looked at or changed the hart's FP state nor
+    /// ran host FP code. The dispatcher of compiled code (indirect jumps, returns) asks this
+    /// first: only when it says false does it fold the FP flags that compiled code keeps
+    /// pending in MXCSR into the hart (two MXCSR accesses, each waiting for the FP work in
+    /// flight: more than half of a Lua interpreter's time under tier 1) and call
+    /// `between_blocks`. The default, false, is always correct.
+    #[inline(always)]
+    fn between_blocks_quiet(&mut self, _hart: &mut Hart) -> bool {
+        false
+    }
+
     /// A probe, callable from any thread, that says whether the host asked the machine to stop
     /// (a termination signal, the quit key, the `--timeout` deadline), so a wait that holds the
     /// hart (a debugger's) can give up and let the run loop take the stop. `None`: the

@@ -142,6 +142,11 @@ impl<P: Platform> Platform for Pausable<P> {
         None
     }
 
+    #[inline(always)]
+    fn between_blocks_quiet(&mut self, hart: &mut Hart) -> bool {
+        !self.pause.load(Ordering::Relaxed) && self.inner.between_blocks_quiet(hart)
+    }
+
     fn wait_for_interrupt(&mut self, hart: &mut Hart) {
         if !self.pause.load(Ordering::Relaxed) {
             self.inner.wait_for_interrupt(hart);

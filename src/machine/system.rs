@@ -1074,6 +1074,21 @@ impl Platform for System {
         None
     }
 
+    /// Count the block, unless devices are due to be polled, a stop is pending or an
+    /// interrupt may be taken (then `between_blocks` does all of it, counting included).
+    #[inline(always)]
+    fn between_blocks_quiet(&mut self, hart: &mut Hart) -> bool {
+        let polls = self.polls.wrapping_add(1);
+        if polls.is_multiple_of(POLL_INTERVAL_BLOCKS)
+            || self.stop_pending()
+            || hart.csr.mip & hart.csr.mie != 0
+        {
+            return false;
+        }
+        self.polls = polls;
+        true
+    }
+
     fn wait_for_interrupt(&mut self, hart: &mut Hart) {
         self.idle(hart);
     }

@@ -575,6 +575,12 @@ impl Platform for Process {
         self.deliver_pending(hart).err()
     }
 
+    /// Nothing to do: the thread's time slice goes on and no host signal waits.
+    #[inline(always)]
+    fn between_blocks_quiet(&mut self, hart: &mut Hart) -> bool {
+        hart.instret < self.threads.slice_end && !signal::host_signal_waiting()
+    }
+
     fn allow_misaligned(&self) -> bool {
         self.allow_misaligned
     }
