@@ -1766,7 +1766,8 @@ fn fp_flags_reach_a_region(region_fp: bool) {
         j_type(8, 0),         // 4: j 12
         0x0000_0013,          // 8: nop
     ];
-    // 12: a block long enough for a region of its own while tier 1 is on.
+    // 12: code long enough for a region of its own while tier 1 is on (the CSR instruction
+    // ends the region: its entry is on no cycle of it).
     if region_fp {
         words.push(fp_op(0x09, 4, 4, 3)); // fmul.d f3, f4, f4 (exact)
     }
@@ -2170,10 +2171,10 @@ fn block_index(engine: &Engine, hart: &mut Hart, plat: &mut TestPlatform, pc: u3
 #[cfg(all(tier1, tier2))]
 fn blocks_of_a_retired_fast_region_stop_calling_it() {
     // Tier 1 on, as under plain `--tier t2`: regions are called by tier 1's code through
-    // stubs. A fast region at the program's first block (on no cycle, so it keeps all it
-    // traced) runs the loops inside itself; the inner loop is then re-optimised on its own
-    // (its loop nest), which retires that fast region. Its other blocks must leave it (their
-    // stubs would keep running the loops in the old fast code), and results stay the
+    // stubs. A fast region at the outer loop's head (its nest holds the inner loop) runs
+    // both loops inside itself; the inner loop is then re-optimised on its own (its loop
+    // nest), which retires that fast region. Its other blocks must leave it (their stubs
+    // would keep running the loops in the old fast code), and results stay the
     // interpreter's.
     let code = nested_loops(300, 100);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
@@ -2188,10 +2189,10 @@ fn blocks_of_a_retired_fast_region_stop_calling_it() {
     let fast = engine.request_region_at(
         &mut hart,
         &mut plat,
-        CODE_BASE,
+        CODE_BASE + 4,
         crate::exec::t2::RegionAsk::First,
     );
-    assert_ne!(fast, 0, "a fast region at the first block");
+    assert_ne!(fast, 0, "a fast region at the outer loop");
     let full = engine.request_region_at(
         &mut hart,
         &mut plat,
