@@ -1695,28 +1695,11 @@ fn an_fp_compare_after_a_load_that_traps_raises_no_flag() {
 fn fp_flags_pending_across_chained_blocks_reach_csr_reads_and_clears() {
     // Tier 1 leaves native FP flags pending in MXCSR across chained blocks: a CSR instruction
     // in a later block must see them (fold before its helper), and once it clears fflags no
-    // flag raised before may come back (none left in MXCSR after it). x7 collects what each
-    // clear read (inexact), x8 what the read after an exact operation found (nothing).
-    let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
-    let words = [
-        fp_op(0x01, 2, 1, 1),        // 0: fadd.d f1, f1, f2 (inexact)
-        j_type(8, 0),                // 4: j 12 (a chained jump to another block)
-        0x0000_0013,                 // 8: nop
-        i_type(1, 0, 1, 9, 0x73),    // 12: csrrw x9, fflags, x0
-        r_type(0, 9, 7, 6, 7, 0x33), // 16: or x7, x7, x9
-        fp_op(0x09, 4, 4, 3),        // 20: fmul.d f3, f4, f4 (exact)
-        i_type(1, 0, 2, 6, 0x73),    // 24: csrrs x6, fflags, x0
-        r_type(0, 6, 8, 6, 8, 0x33), // 28: or x8, x8, x6
-        i_type(-1, 5, 0, 5, 0x13),   // 32: addi x5, x5, -1
-        b_type(-36, 0, 5, 1),        // 36: bne x5, x0, 0
-        0x0000_0073,                 // 40: ecall
-    ];
-    let interp = fp_program_in_every_tier(&words, &[(1, 1.0), (2, 0.1), (4, 3.0)], 200);
-    assert_eq!(
-        (interp.x[7], interp.x[8]),
-        (u32::from(crate::cpu::fflags::NX), 0),
-        "each clear read inexact; each read after the exact operation nothing"
-    );
+    // flag raised before may come back (none left in MXCSR after it).
+    fp_flags_reach_a_csr_after([
+        j_type(8, 0), // 4: j 12 (a chained jump to another block)
+        0x0000_0013,  // 8: nop
+    ]);
 }
 
 #[test]
@@ -1725,11 +1708,22 @@ fn fp_flags_pending_across_an_indirect_jump_reach_csr_reads_and_clears() {
     // pending in MXCSR when the platform has nothing to do between blocks
     // (`Platform::between_blocks_quiet`): the CSR instruction after the jump must still see
     // them, and none may come back after it cleared them.
+    fp_flags_reach_a_csr_after([
+        10 << 7 | 0x17,            // 4: auipc x10, 0
+        i_type(8, 10, 0, 0, 0x67), // 8: jalr x0, 8(x10): to 12, through the dispatcher
+    ]);
+}
+
+/// A loop: an inexact FP operation, `jump` (two instructions at 4 and 8 that go to 12), then
+/// a CSR instruction that reads and clears fflags, an exact operation and a read. Run in every
+/// tier; x7 collects what each clear read (inexact), x8 what the read after the exact
+/// operation found (nothing).
+fn fp_flags_reach_a_csr_after(jump: [u32; 2]) {
     let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
     let words = [
-        fp_op(0x01, 2, 1, 1),        // 0: fadd.d f1, f1, f2 (inexact)
-        10 << 7 | 0x17,              // 4: auipc x10, 0
-        i_type(8, 10, 0, 0, 0x67),   // 8: jalr x0, 8(x10): to 12, through the dispatcher
+        fp_op(0x01, 2, 1, 1), // 0: fadd.d f1, f1, f2 (inexact)
+        jump[0],
+        jump[1],
         i_type(1, 0, 1, 9, 0x73),    // 12: csrrw x9, fflags, x0
         r_type(0, 9, 7, 6, 7, 0x33), // 16: or x7, x7, x9
         fp_op(0x09, 4, 4, 3),        // 20: fmul.d f3, f4, f4 (exact)
