@@ -205,40 +205,14 @@ test_1000:
   li a3, 0xbc005678
   bne a4, a3, fail
   # a reserved rounding mode (rm = 5) is illegal for fadd.h and for the exact fcvt.s.h
-test_1001:
-  li TESTNUM, 1001
-  EXPECT_TRAP(1f)
-10: .word (0x02 << 25) | (1 << 20) | (0 << 15) | (5 << 12) | (3 << 7) | 0x53
-  CANCEL_TRAP
-  j fail
-1:CHECK_TRAP(TRAP_CAUSE, CAUSE_ILLEGAL_INSN)
-  CHECK_TRAP_ADDR(TRAP_EPC, 10b)
-  EXPECT_TRAP(1f)
-11: .word (0x20 << 25) | (2 << 20) | (0 << 15) | (6 << 12) | (3 << 7) | 0x53
-  CANCEL_TRAP
-  j fail
-1:CHECK_TRAP(TRAP_CAUSE, CAUSE_ILLEGAL_INSN)
-  CHECK_TRAP_ADDR(TRAP_EPC, 11b)
+  TEST_TRAP(1001, CAUSE_ILLEGAL_INSN, .word (0x02 << 25) | (1 << 20) | (0 << 15) | (5 << 12) | (3 << 7) | 0x53)
+  TEST_TRAP(1002, CAUSE_ILLEGAL_INSN, .word (0x20 << 25) | (2 << 20) | (0 << 15) | (6 << 12) | (3 << 7) | 0x53)
   # with mstatus.FS off, Zfh computations, moves and loads are illegal
-test_1002:
-  li TESTNUM, 1002
   li t0, MSTATUS_FS
   csrc mstatus, t0
-  EXPECT_TRAP(1f)
-12: fadd.h f3, f0, f1
-  CANCEL_TRAP
-  j fail
-1:CHECK_TRAP(TRAP_CAUSE, CAUSE_ILLEGAL_INSN)
-  EXPECT_TRAP(1f)
-13: fmv.x.h a4, f0
-  CANCEL_TRAP
-  j fail
-1:CHECK_TRAP(TRAP_CAUSE, CAUSE_ILLEGAL_INSN)
-  EXPECT_TRAP(1f)
-14: flh f3, 0(t2)
-  CANCEL_TRAP
-  j fail
-1:CHECK_TRAP(TRAP_CAUSE, CAUSE_ILLEGAL_INSN)
+  TEST_TRAP(1003, CAUSE_ILLEGAL_INSN, fadd.h f3, f0, f1)
+  TEST_TRAP(1004, CAUSE_ILLEGAL_INSN, fmv.x.h a4, f0)
+  TEST_TRAP(1005, CAUSE_ILLEGAL_INSN, flh f3, 0(t2))
   li t0, MSTATUS_FS_INITIAL
   csrs mstatus, t0
 
