@@ -1049,6 +1049,9 @@ impl Platform for System {
 
     #[inline(always)]
     fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
+        if self.between_blocks_quiet(hart) {
+            return None;
+        }
         self.polls = self.polls.wrapping_add(1);
         if self.polls.is_multiple_of(POLL_INTERVAL_BLOCKS) {
             self.sync_interrupts(hart);

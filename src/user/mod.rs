@@ -565,6 +565,9 @@ impl Platform for Process {
     /// here (one relaxed load when none).
     #[inline(always)]
     fn between_blocks(&mut self, hart: &mut Hart) -> Option<Stop> {
+        if self.between_blocks_quiet(hart) {
+            return None;
+        }
         if hart.instret >= self.threads.slice_end && self.threads.preempt(hart, &mut self.signals) {
             // The thread that runs now may have signals waiting for it.
             return self.deliver_pending(hart).err();
