@@ -1536,6 +1536,37 @@ fn a_load_in_a_loop_reads_through_a_remapping_made_by_a_device_store() {
 }
 
 #[test]
+fn an_indirect_jump_to_another_page_follows_a_remapping() {
+    // A loop jumps through a register to code in the second page (tier 1 probes the jump
+    // cache inline at the `jalr`), which jumps back. Midway, a device store maps the page to
+    // another host page holding other code and flushes the TLB: the jump cache still names
+    // the old page's block, and every later jump must run the new code.
+    let interp = remapping_loop_in_every_tier(
+        &[
+            (0x1100, i_type(0, 5, 0, 0, 0x67)),         // L: jalr x0, 0(x5)
+            (0x1200, i_type(-1, 3, 0, 3, 0x13)),        // R: addi x3, x3, -1
+            (0x1204, b_type(8, 8, 3, 1)),               // bne x3, x8, +8
+            (0x1208, s_type(-0x10, 0, 6, 2)),           // sw x0, -16(x6): remap the second page
+            (0x120c, b_type(0x1100 - 0x120c, 0, 3, 1)), // bne x3, x0, L
+            (0x2000, i_type(1, 1, 0, 1, 0x13)),         // F: addi x1, x1, 1
+            (0x2004, j_type(0x1200 - 0x2004, 0)),       // j R
+            (0x1210, 0x0000_0073),                      // ecall
+        ],
+        &[
+            i_type(1000, 1, 0, 1, 0x13).to_le_bytes(), // addi x1, x1, 1000
+            j_type(0x1200 - 0x2004, 0).to_le_bytes(),  // j R
+        ]
+        .concat(),
+        "an indirect jump into a remapped page",
+    );
+    assert_eq!(
+        interp.x[1],
+        100 + 100 * 1000,
+        "the interpreter runs the new code from the remap on"
+    );
+}
+
+#[test]
 fn a_store_in_a_loop_writes_through_a_remapping_made_by_a_device_store() {
     // As for loads: a loop stores to the second page (a data page here, so it has write TLB
     // entries) every iteration; midway a device store maps the page to another host page,

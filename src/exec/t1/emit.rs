@@ -483,6 +483,11 @@ impl Emitter {
         dynasm!(self.ops ; .arch x64 ; imul Rd(dst.n()), Rd(src.n()));
     }
 
+    /// 32-bit `dst = src * imm` (low word).
+    pub fn emit_imul32_imm(&mut self, dst: Reg, src: Reg, imm: u32) {
+        dynasm!(self.ops ; .arch x64 ; imul Rd(dst.n()), Rd(src.n()), imm as i32);
+    }
+
     /// 64-bit `dst = dst * src` (low 64 bits).
     pub fn emit_imul64(&mut self, dst: Reg, src: Reg) {
         dynasm!(self.ops ; .arch x64 ; imul Rq(dst.n()), Rq(src.n()));

@@ -301,12 +301,9 @@ impl Jit {
         e.emit_alu32(emit::Alu::Test, Reg::Rax, Reg::Rax);
         e.emit_jcc_abs(emit::Cond::Ne, stubs.exit);
         // It left with a plain next pc: the checks of a chained transfer, then the dispatcher.
-        e.emit_alu32_mem_imm(emit::Alu::Sub, templates::state_budget(), 1);
-        e.emit_jcc_abs(emit::Cond::Eq, stubs.exit_next);
-        e.emit_load(emit::Width::B64, false, Reg::Rax, templates::hart_instret());
-        e.emit_cmp64_mem(Reg::Rax, templates::state_limit());
-        e.emit_jcc_abs(emit::Cond::Geu, stubs.exit_next);
-        e.emit_jmp_abs(stubs.dispatch);
+        templates::emit_chain_checks(&mut e, stubs);
+        e.emit_load(emit::Width::B32, false, Reg::Rax, templates::hart_pc());
+        templates::emit_dispatch(&mut e, stubs);
         let code = e
             .finish()
             .map_err(|err| JitError::Assemble(err.to_string()))?;

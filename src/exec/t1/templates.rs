@@ -23,7 +23,7 @@ use super::Stubs;
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
 use crate::exec::abi::{self as helpers, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
-use crate::exec::contract::{Exit, RunState};
+use crate::exec::contract::{Exit, JumpEntry, RunState, JUMP_CACHE_SIZE};
 use crate::isa::{Fusion, Insn, Op};
 
 /// The hart pointer.
@@ -83,6 +83,86 @@ fn exec_tlb_entry(va: u32) -> (Mem, Mem) {
         Mem::at(HART, (entry + offset_of!(TlbEntry, tag)) as i32),
         Mem::at(HART, (entry + offset_of!(TlbEntry, addend)) as i32),
     )
+}
+
+/// The run loop's checks before entering another block: the chaining budget (so the run loop,
+/// and with it interrupt delivery, comes around regularly) and the instruction limit. Uses
+/// rcx only, so an indirect jump's target stays in eax.
+pub(super) fn emit_chain_checks(e: &mut Emitter, stubs: &Stubs) {
+    e.emit_alu32_mem_imm(Alu::Sub, state_budget(), 1);
+    e.emit_jcc_abs(Cond::Eq, stubs.exit_next);
+    e.emit_load(Width::B64, false, Reg::Rcx, hart_instret());
+    e.emit_cmp64_mem(Reg::Rcx, state_limit());
+    e.emit_jcc_abs(Cond::Geu, stubs.exit_next);
+}
+
+/// Go on at `hart.pc`, also in eax, after an indirect jump (pc and instret written, the chain
+/// checks made): the dispatcher's jump-cache probe, inline, so each jump site has an indirect
+/// branch of its own for the host to predict. A hit jumps straight to the target's code;
+/// anything else goes to the dispatcher stub, which makes the platform's checks and probes
+/// again. Like a chained direct jump, a hit leaves the platform's between-blocks work to the
+/// run loop, which the chaining budget brings around.
+pub(super) fn emit_dispatch(e: &mut Emitter, stubs: &Stubs) {
+    let miss = stubs.dispatch;
+    let pc = Reg::Rax;
+    // rdx = &jump_cache[jump_slot(pc)], with jump_slot(pc) = (pc >> 1) & (size - 1).
+    let entry_size = std::mem::size_of::<JumpEntry>() as u32;
+    debug_assert!(entry_size.is_multiple_of(2));
+    e.emit_mov(Reg::Rcx, pc);
+    e.emit_alu32_imm32(Alu::And, Reg::Rcx, (JUMP_CACHE_SIZE as u32 - 1) << 1);
+    e.emit_imul32_imm(Reg::Rcx, Reg::Rcx, entry_size / 2);
+    e.emit_load(
+        Width::B64,
+        false,
+        Reg::Rdx,
+        Mem::at(CTX, offset_of!(RunState, jump_cache) as i32),
+    );
+    e.emit_add64(Reg::Rdx, Reg::Rcx);
+    let field = |offset: usize| Mem::at(Reg::Rdx, offset as i32);
+    e.emit_alu32_mem(Alu::Cmp, pc, field(offset_of!(JumpEntry, pc)));
+    e.emit_jcc_abs(Cond::Ne, miss);
+    e.emit_load(
+        Width::B64,
+        false,
+        Reg::Rcx,
+        field(offset_of!(JumpEntry, code)),
+    );
+    e.emit_cmp64_imm(Reg::Rcx, 0);
+    e.emit_jcc_abs(Cond::Eq, miss);
+    // The execute TLB must map pc to the host address the code was made for: the tag, then
+    // pc + addend against the entry's host address.
+    let tlb_size = std::mem::size_of::<TlbEntry>() as u32;
+    debug_assert!(tlb_size.is_power_of_two());
+    let exec = (offset_of!(Hart, tlb) + offset_of!(Tlb, exec)) as i32;
+    e.emit_mov(Reg::Rsi, pc);
+    e.emit_shift32_imm(Shift::Shr, Reg::Rsi, 12 - tlb_size.trailing_zeros() as u8);
+    e.emit_alu32_imm32(Alu::And, Reg::Rsi, (TLB_ENTRIES as u32 - 1) * tlb_size);
+    e.emit_mov(Reg::Rdi, pc);
+    e.emit_alu32_imm32(Alu::And, Reg::Rdi, !PAGE_MASK);
+    e.emit_cmp32_indexed(
+        Reg::Rdi,
+        HART,
+        Reg::Rsi,
+        exec + offset_of!(TlbEntry, tag) as i32,
+    );
+    e.emit_jcc_abs(Cond::Ne, miss);
+    e.emit_load_indexed(
+        Width::B64,
+        false,
+        Reg::Rdi,
+        HART,
+        Reg::Rsi,
+        exec + offset_of!(TlbEntry, addend) as i32,
+    );
+    e.emit_add64(Reg::Rdi, pc);
+    e.emit_cmp64_mem(Reg::Rdi, field(offset_of!(JumpEntry, host)));
+    e.emit_jcc_abs(Cond::Ne, miss);
+    e.emit_alu64_mem_imm(
+        Alu::Add,
+        Mem::at(CTX, offset_of!(RunState, jit_dispatched) as i32),
+        1,
+    );
+    e.emit_jmp_reg(Reg::Rcx);
 }
 
 /// How a block's loads and stores reach guest memory.
@@ -583,15 +663,14 @@ impl<'a> BlockCompiler<'a> {
         self.exit_to(target, retired);
     }
 
-    /// The run loop's checks before entering another block: the chaining budget (so the run
-    /// loop, and with it interrupt delivery, comes around regularly) and the instruction limit.
+    /// See [`emit_chain_checks`].
     fn chain_checks(&mut self) {
-        self.e.emit_alu32_mem_imm(Alu::Sub, state_budget(), 1);
-        self.e.emit_jcc_abs(Cond::Eq, self.stubs.exit_next);
-        self.e
-            .emit_load(Width::B64, false, Reg::Rax, hart_instret());
-        self.e.emit_cmp64_mem(Reg::Rax, state_limit());
-        self.e.emit_jcc_abs(Cond::Geu, self.stubs.exit_next);
+        emit_chain_checks(&mut self.e, self.stubs);
+    }
+
+    /// See [`emit_dispatch`].
+    fn dispatch_inline(&mut self) {
+        emit_dispatch(&mut self.e, self.stubs);
     }
 
     /// The label of the exit for a trap at instruction `index` (pc `pc`).
@@ -693,7 +772,9 @@ impl<'a> BlockCompiler<'a> {
             }
             Jalr => {
                 self.get(Reg::Rax, i.rs1);
-                self.e.emit_alu32_imm32(Alu::Add, Reg::Rax, i.imm as u32);
+                if i.imm != 0 {
+                    self.e.emit_alu32_imm32(Alu::Add, Reg::Rax, i.imm as u32);
+                }
                 self.e.emit_alu32_imm32(Alu::And, Reg::Rax, !1);
                 // The link is written after the target is read: rd may equal rs1.
                 self.set_imm(i.rd, next_pc);
@@ -702,7 +783,7 @@ impl<'a> BlockCompiler<'a> {
                 self.e
                     .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
                 self.chain_checks();
-                self.e.emit_jmp_abs(self.stubs.dispatch);
+                self.dispatch_inline();
                 return true;
             }
             Lb | Lh | Lw | Lbu | Lhu => self.load(i, pc, index),
