@@ -191,14 +191,106 @@ impl Emitter {
         dynasm!(self.ops ; .arch x64 ; =>l);
     }
 
+    // ----- raw encodings -----
+    //
+    // `dynasm!` cannot know a dynamic register's number or a run-time displacement's size, so
+    // it encodes `[Rq(b) + disp]` with a SIB byte, a 32-bit displacement and a REX prefix every
+    // time (8 bytes for `mov r32, [rbx + 0x28]`, against 3). Blocks are mostly such accesses
+    // to the hart, so the forms below are encoded here at their shortest.
+
+    /// A REX prefix for `reg` (ModRM.reg), `index` (SIB.index) and `base` (ModRM.rm or
+    /// SIB.base), with W for 64-bit operands; left out when it would be 0x40, unless a byte
+    /// operand names spl, bpl, sil or dil (`byte_reg`), which need it.
+    fn rex(&mut self, w: bool, reg: u8, index: u8, base: u8, byte_reg: bool) {
+        let rex =
+            0x40 | (w as u8) << 3 | (reg >> 3 & 1) << 2 | (index >> 3 & 1) << 1 | base >> 3 & 1;
+        if rex != 0x40 || (byte_reg && (4..8).contains(&reg)) {
+            self.ops.push(rex);
+        }
+    }
+
+    /// ModRM (and SIB) and displacement for `[base + index + disp]` with `reg` in ModRM.reg:
+    /// no displacement when it is 0 (except with base rbp or r13, which need one), else 8
+    /// bits if it fits, else 32.
+    fn mem_operand(&mut self, reg: u8, base: u8, index: Option<u8>, disp: i32) {
+        let (r, b) = (reg & 7, base & 7);
+        let md: u8 = if disp == 0 && b != 5 {
+            0
+        } else if disp as i8 as i32 == disp {
+            1
+        } else {
+            2
+        };
+        match index {
+            Some(i) => {
+                debug_assert!(i != 4, "rsp cannot be an index");
+                self.ops.push(md << 6 | r << 3 | 4);
+                self.ops.push((i & 7) << 3 | b);
+            }
+            None if b == 4 => {
+                self.ops.push(md << 6 | r << 3 | 4);
+                self.ops.push(0x24);
+            }
+            None => self.ops.push(md << 6 | r << 3 | b),
+        }
+        match md {
+            1 => self.ops.push(disp as i8 as u8),
+            2 => self.ops.extend(disp.to_le_bytes()),
+            _ => {}
+        }
+    }
+
+    /// `[0x66] [REX] opcode ModRM ...` for an instruction with a memory operand
+    /// `[base + index + disp]` and `reg` (a register or an opcode extension) in ModRM.reg.
+    #[allow(clippy::too_many_arguments)]
+    fn op_mem(
+        &mut self,
+        opsize16: bool,
+        w: bool,
+        byte_reg: bool,
+        opcode: &[u8],
+        reg: u8,
+        base: Reg,
+        index: Option<Reg>,
+        disp: i32,
+    ) {
+        if opsize16 {
+            self.ops.push(0x66);
+        }
+        let i = index.map(Reg::n);
+        self.rex(w, reg, i.unwrap_or(0), base.n(), byte_reg);
+        self.ops.extend(opcode.iter().copied());
+        self.mem_operand(reg, base.n(), i, disp);
+    }
+
+    /// `[REX] opcode ModRM` for a register-register instruction: `reg` in ModRM.reg, `rm`
+    /// in ModRM.rm.
+    fn op_reg(&mut self, w: bool, opcode: &[u8], reg: u8, rm: u8) {
+        self.rex(w, reg, 0, rm, false);
+        self.ops.extend(opcode.iter().copied());
+        self.ops.push(0xc0 | (reg & 7) << 3 | rm & 7);
+    }
+
+    /// An immediate of an ALU instruction whose short form takes a sign-extended byte.
+    fn alu_imm(&mut self, short: bool, imm: i32) {
+        if short {
+            self.ops.push(imm as i8 as u8);
+        } else {
+            self.ops.extend(imm.to_le_bytes());
+        }
+    }
+
     // ----- moves -----
 
     /// `dst = imm` (32-bit, zero-extended).
     pub fn emit_load_imm(&mut self, dst: Reg, imm: u32) {
+        let d = dst.n();
         if imm == 0 {
-            dynasm!(self.ops ; .arch x64 ; xor Rd(dst.n()), Rd(dst.n()));
+            self.op_reg(false, &[0x31], d, d); // xor r32, r32
         } else {
-            dynasm!(self.ops ; .arch x64 ; mov Rd(dst.n()), imm as i32);
+            self.rex(false, 0, 0, d, false);
+            self.ops.push(0xb8 + (d & 7)); // mov r32, imm32
+            self.ops.extend(imm.to_le_bytes());
         }
     }
 
@@ -214,29 +306,42 @@ impl Emitter {
     /// `dst = src` (32-bit; zero-extends).
     pub fn emit_mov(&mut self, dst: Reg, src: Reg) {
         if dst != src {
-            dynasm!(self.ops ; .arch x64 ; mov Rd(dst.n()), Rd(src.n()));
+            self.op_reg(false, &[0x89], src.n(), dst.n());
         }
     }
 
     /// `dst = src` (64-bit).
     pub fn emit_mov64(&mut self, dst: Reg, src: Reg) {
         if dst != src {
-            dynasm!(self.ops ; .arch x64 ; mov Rq(dst.n()), Rq(src.n()));
+            self.op_reg(true, &[0x89], src.n(), dst.n());
         }
     }
 
     /// Load from memory into `dst`: 8/16-bit values zero- or sign-extended to 32 bits, 32-bit
     /// values as they are, 64-bit values into the full register.
     pub fn emit_load(&mut self, w: Width, signed: bool, dst: Reg, m: Mem) {
-        let (d, b, o) = (dst.n(), m.base.n(), m.disp);
-        match (w, signed) {
-            (Width::B8, false) => dynasm!(self.ops ; .arch x64 ; movzx Rd(d), BYTE [Rq(b) + o]),
-            (Width::B8, true) => dynasm!(self.ops ; .arch x64 ; movsx Rd(d), BYTE [Rq(b) + o]),
-            (Width::B16, false) => dynasm!(self.ops ; .arch x64 ; movzx Rd(d), WORD [Rq(b) + o]),
-            (Width::B16, true) => dynasm!(self.ops ; .arch x64 ; movsx Rd(d), WORD [Rq(b) + o]),
-            (Width::B32, _) => dynasm!(self.ops ; .arch x64 ; mov Rd(d), DWORD [Rq(b) + o]),
-            (Width::B64, _) => dynasm!(self.ops ; .arch x64 ; mov Rq(d), QWORD [Rq(b) + o]),
-        }
+        self.load_from(w, signed, dst, m.base, None, m.disp);
+    }
+
+    /// A load from `[base + index + disp]` (see [`Emitter::emit_load`]).
+    fn load_from(
+        &mut self,
+        w: Width,
+        signed: bool,
+        dst: Reg,
+        base: Reg,
+        index: Option<Reg>,
+        disp: i32,
+    ) {
+        let (opcode, wide): (&[u8], bool) = match (w, signed) {
+            (Width::B8, false) => (&[0x0f, 0xb6], false), // movzx r32, m8
+            (Width::B8, true) => (&[0x0f, 0xbe], false),  // movsx r32, m8
+            (Width::B16, false) => (&[0x0f, 0xb7], false), // movzx r32, m16
+            (Width::B16, true) => (&[0x0f, 0xbf], false), // movsx r32, m16
+            (Width::B32, _) => (&[0x8b], false),          // mov r32, m32
+            (Width::B64, _) => (&[0x8b], true),           // mov r64, m64
+        };
+        self.op_mem(false, wide, false, opcode, dst.n(), base, index, disp);
     }
 
     /// Load from `[base + index + disp]` (a host address formed from two registers).
@@ -249,51 +354,33 @@ impl Emitter {
         index: Reg,
         disp: i32,
     ) {
-        let (d, b, i, o) = (dst.n(), base.n(), index.n(), disp);
-        match (w, signed) {
-            (Width::B8, false) => {
-                dynasm!(self.ops ; .arch x64 ; movzx Rd(d), BYTE [Rq(b) + Rq(i) + o])
-            }
-            (Width::B8, true) => {
-                dynasm!(self.ops ; .arch x64 ; movsx Rd(d), BYTE [Rq(b) + Rq(i) + o])
-            }
-            (Width::B16, false) => {
-                dynasm!(self.ops ; .arch x64 ; movzx Rd(d), WORD [Rq(b) + Rq(i) + o])
-            }
-            (Width::B16, true) => {
-                dynasm!(self.ops ; .arch x64 ; movsx Rd(d), WORD [Rq(b) + Rq(i) + o])
-            }
-            (Width::B32, _) => dynasm!(self.ops ; .arch x64 ; mov Rd(d), DWORD [Rq(b) + Rq(i) + o]),
-            (Width::B64, _) => dynasm!(self.ops ; .arch x64 ; mov Rq(d), QWORD [Rq(b) + Rq(i) + o]),
-        }
+        self.load_from(w, signed, dst, base, Some(index), disp);
     }
 
     /// Store the low `w` bytes of `src` to memory.
     pub fn emit_store(&mut self, w: Width, m: Mem, src: Reg) {
-        let (s, b, o) = (src.n(), m.base.n(), m.disp);
-        match w {
-            Width::B8 => dynasm!(self.ops ; .arch x64 ; mov BYTE [Rq(b) + o], Rb(s)),
-            Width::B16 => dynasm!(self.ops ; .arch x64 ; mov WORD [Rq(b) + o], Rw(s)),
-            Width::B32 => dynasm!(self.ops ; .arch x64 ; mov DWORD [Rq(b) + o], Rd(s)),
-            Width::B64 => dynasm!(self.ops ; .arch x64 ; mov QWORD [Rq(b) + o], Rq(s)),
-        }
+        self.store_to(w, m.base, None, m.disp, src);
     }
 
     /// Store the low `w` bytes of `src` to `[base + index + disp]`.
     pub fn emit_store_indexed(&mut self, w: Width, base: Reg, index: Reg, disp: i32, src: Reg) {
-        let (s, b, i, o) = (src.n(), base.n(), index.n(), disp);
+        self.store_to(w, base, Some(index), disp, src);
+    }
+
+    fn store_to(&mut self, w: Width, base: Reg, index: Option<Reg>, disp: i32, src: Reg) {
+        let s = src.n();
         match w {
-            Width::B8 => dynasm!(self.ops ; .arch x64 ; mov BYTE [Rq(b) + Rq(i) + o], Rb(s)),
-            Width::B16 => dynasm!(self.ops ; .arch x64 ; mov WORD [Rq(b) + Rq(i) + o], Rw(s)),
-            Width::B32 => dynasm!(self.ops ; .arch x64 ; mov DWORD [Rq(b) + Rq(i) + o], Rd(s)),
-            Width::B64 => dynasm!(self.ops ; .arch x64 ; mov QWORD [Rq(b) + Rq(i) + o], Rq(s)),
+            Width::B8 => self.op_mem(false, false, true, &[0x88], s, base, index, disp),
+            Width::B16 => self.op_mem(true, false, false, &[0x89], s, base, index, disp),
+            Width::B32 => self.op_mem(false, false, false, &[0x89], s, base, index, disp),
+            Width::B64 => self.op_mem(false, true, false, &[0x89], s, base, index, disp),
         }
     }
 
     /// Store a 32-bit immediate to memory.
     pub fn emit_store_imm32(&mut self, m: Mem, imm: u32) {
-        let (b, o) = (m.base.n(), m.disp);
-        dynasm!(self.ops ; .arch x64 ; mov DWORD [Rq(b) + o], imm as i32);
+        self.op_mem(false, false, false, &[0xc7], 0, m.base, None, m.disp);
+        self.ops.extend(imm.to_le_bytes());
     }
 
     /// `dst = &[base + index * scale]` (32-bit result; scale 1, 2, 4 or 8).
@@ -311,16 +398,8 @@ impl Emitter {
 
     /// `dst = dst OP src` (32-bit; `Cmp`/`Test` only set flags).
     pub fn emit_alu32(&mut self, op: Alu, dst: Reg, src: Reg) {
-        let (d, s) = (dst.n(), src.n());
-        match op {
-            Alu::Add => dynasm!(self.ops ; .arch x64 ; add Rd(d), Rd(s)),
-            Alu::Sub => dynasm!(self.ops ; .arch x64 ; sub Rd(d), Rd(s)),
-            Alu::And => dynasm!(self.ops ; .arch x64 ; and Rd(d), Rd(s)),
-            Alu::Or => dynasm!(self.ops ; .arch x64 ; or Rd(d), Rd(s)),
-            Alu::Xor => dynasm!(self.ops ; .arch x64 ; xor Rd(d), Rd(s)),
-            Alu::Cmp => dynasm!(self.ops ; .arch x64 ; cmp Rd(d), Rd(s)),
-            Alu::Test => dynasm!(self.ops ; .arch x64 ; test Rd(d), Rd(s)),
-        }
+        // `op r/m32, r32`: dst in ModRM.rm.
+        self.op_reg(false, &[alu_opcode(op).0], src.n(), dst.n());
     }
 
     /// 64-bit `dst = dst OR src`.
@@ -330,81 +409,91 @@ impl Emitter {
 
     /// `dst = dst OP imm` (32-bit immediate; `Cmp`/`Test` only set flags).
     pub fn emit_alu32_imm32(&mut self, op: Alu, dst: Reg, imm: u32) {
-        let (d, i) = (dst.n(), imm as i32);
-        match op {
-            Alu::Add => dynasm!(self.ops ; .arch x64 ; add Rd(d), i),
-            Alu::Sub => dynasm!(self.ops ; .arch x64 ; sub Rd(d), i),
-            Alu::And => dynasm!(self.ops ; .arch x64 ; and Rd(d), i),
-            Alu::Or => dynasm!(self.ops ; .arch x64 ; or Rd(d), i),
-            Alu::Xor => dynasm!(self.ops ; .arch x64 ; xor Rd(d), i),
-            Alu::Cmp => dynasm!(self.ops ; .arch x64 ; cmp Rd(d), i),
-            Alu::Test => dynasm!(self.ops ; .arch x64 ; test Rd(d), i),
+        let d = dst.n();
+        let imm = imm as i32;
+        if op == Alu::Test {
+            self.op_reg(false, &[0xf7], 0, d);
+            self.ops.extend(imm.to_le_bytes());
+            return;
         }
+        let short = imm as i8 as i32 == imm;
+        let ext = alu_opcode(op).1;
+        self.op_reg(false, &[if short { 0x83 } else { 0x81 }], ext, d);
+        self.alu_imm(short, imm);
     }
 
     /// `dst = dst OP [m]` (32-bit memory operand; `Cmp`/`Test` only set flags).
     pub fn emit_alu32_mem(&mut self, op: Alu, dst: Reg, m: Mem) {
-        let (d, b, o) = (dst.n(), m.base.n(), m.disp);
-        match op {
-            Alu::Add => dynasm!(self.ops ; .arch x64 ; add Rd(d), DWORD [Rq(b) + o]),
-            Alu::Sub => dynasm!(self.ops ; .arch x64 ; sub Rd(d), DWORD [Rq(b) + o]),
-            Alu::And => dynasm!(self.ops ; .arch x64 ; and Rd(d), DWORD [Rq(b) + o]),
-            Alu::Or => dynasm!(self.ops ; .arch x64 ; or Rd(d), DWORD [Rq(b) + o]),
-            Alu::Xor => dynasm!(self.ops ; .arch x64 ; xor Rd(d), DWORD [Rq(b) + o]),
-            Alu::Cmp => dynasm!(self.ops ; .arch x64 ; cmp Rd(d), DWORD [Rq(b) + o]),
-            Alu::Test => dynasm!(self.ops ; .arch x64 ; test DWORD [Rq(b) + o], Rd(d)),
-        }
+        // `op r32, r/m32` is `op r/m32, r32` + 2; `test` has only the one direction.
+        let opcode = match op {
+            Alu::Test => 0x85,
+            _ => alu_opcode(op).0 + 2,
+        };
+        self.op_mem(
+            false,
+            false,
+            false,
+            &[opcode],
+            dst.n(),
+            m.base,
+            None,
+            m.disp,
+        );
     }
 
     /// `a - [base + index + disp]` sets the flags (32-bit).
     pub fn emit_cmp32_indexed(&mut self, a: Reg, base: Reg, index: Reg, disp: i32) {
-        let (r, b, i, o) = (a.n(), base.n(), index.n(), disp);
-        dynasm!(self.ops ; .arch x64 ; cmp Rd(r), DWORD [Rq(b) + Rq(i) + o]);
+        self.op_mem(false, false, false, &[0x3b], a.n(), base, Some(index), disp);
     }
 
     /// `dst = base + disp` (32-bit `lea`: the sum wraps like guest arithmetic).
     pub fn emit_lea32(&mut self, dst: Reg, base: Reg, disp: i32) {
-        let (d, b) = (dst.n(), base.n());
-        dynasm!(self.ops ; .arch x64 ; lea Rd(d), [Rq(b) + disp]);
+        self.op_mem(false, false, false, &[0x8d], dst.n(), base, None, disp);
     }
 
     /// `[m] = [m] OP imm` on a 64-bit memory operand (sign-extended 32-bit immediate).
     pub fn emit_alu64_mem_imm(&mut self, op: Alu, m: Mem, imm: i32) {
-        let (b, o) = (m.base.n(), m.disp);
-        match op {
-            Alu::Add => dynasm!(self.ops ; .arch x64 ; add QWORD [Rq(b) + o], imm),
-            Alu::Sub => dynasm!(self.ops ; .arch x64 ; sub QWORD [Rq(b) + o], imm),
-            Alu::And => dynasm!(self.ops ; .arch x64 ; and QWORD [Rq(b) + o], imm),
-            Alu::Or => dynasm!(self.ops ; .arch x64 ; or QWORD [Rq(b) + o], imm),
-            Alu::Xor => dynasm!(self.ops ; .arch x64 ; xor QWORD [Rq(b) + o], imm),
-            Alu::Cmp => dynasm!(self.ops ; .arch x64 ; cmp QWORD [Rq(b) + o], imm),
-            Alu::Test => dynasm!(self.ops ; .arch x64 ; test QWORD [Rq(b) + o], imm),
-        }
+        self.alu_mem_imm(true, op, m, imm);
     }
 
     /// `[m] = [m] OP imm` on a 32-bit memory operand.
     pub fn emit_alu32_mem_imm(&mut self, op: Alu, m: Mem, imm: u32) {
-        let (b, o, i) = (m.base.n(), m.disp, imm as i32);
-        match op {
-            Alu::Add => dynasm!(self.ops ; .arch x64 ; add DWORD [Rq(b) + o], i),
-            Alu::Sub => dynasm!(self.ops ; .arch x64 ; sub DWORD [Rq(b) + o], i),
-            Alu::And => dynasm!(self.ops ; .arch x64 ; and DWORD [Rq(b) + o], i),
-            Alu::Or => dynasm!(self.ops ; .arch x64 ; or DWORD [Rq(b) + o], i),
-            Alu::Xor => dynasm!(self.ops ; .arch x64 ; xor DWORD [Rq(b) + o], i),
-            Alu::Cmp => dynasm!(self.ops ; .arch x64 ; cmp DWORD [Rq(b) + o], i),
-            Alu::Test => dynasm!(self.ops ; .arch x64 ; test DWORD [Rq(b) + o], i),
+        self.alu_mem_imm(false, op, m, imm as i32);
+    }
+
+    fn alu_mem_imm(&mut self, wide: bool, op: Alu, m: Mem, imm: i32) {
+        if op == Alu::Test {
+            self.op_mem(false, wide, false, &[0xf7], 0, m.base, None, m.disp);
+            self.ops.extend(imm.to_le_bytes());
+            return;
         }
+        let short = imm as i8 as i32 == imm;
+        let opcode = if short { 0x83 } else { 0x81 };
+        self.op_mem(
+            false,
+            wide,
+            false,
+            &[opcode],
+            alu_opcode(op).1,
+            m.base,
+            None,
+            m.disp,
+        );
+        self.alu_imm(short, imm);
     }
 
     /// Compare a 64-bit register with a 64-bit memory operand (`reg - [m]` sets the flags).
     pub fn emit_cmp64_mem(&mut self, a: Reg, m: Mem) {
-        let (r, b, o) = (a.n(), m.base.n(), m.disp);
-        dynasm!(self.ops ; .arch x64 ; cmp Rq(r), QWORD [Rq(b) + o]);
+        self.op_mem(false, true, false, &[0x3b], a.n(), m.base, None, m.disp);
     }
 
     /// Compare a 64-bit register with a sign-extended 32-bit immediate.
     pub fn emit_cmp64_imm(&mut self, a: Reg, imm: i32) {
-        dynasm!(self.ops ; .arch x64 ; cmp Rq(a.n()), imm);
+        if imm == 0 {
+            self.op_reg(true, &[0x85], a.n(), a.n()); // test r64, r64: the same flags
+        } else {
+            dynasm!(self.ops ; .arch x64 ; cmp Rq(a.n()), imm);
+        }
     }
 
     /// `a - b` sets the flags (32-bit compare).
@@ -820,8 +909,22 @@ impl Emitter {
 
     /// `cmp byte [m], imm`.
     pub fn emit_cmp_byte_mem_imm(&mut self, m: Mem, imm: i8) {
-        let (b, o) = (m.base.n(), m.disp);
-        dynasm!(self.ops ; .arch x64 ; cmp BYTE [Rq(b) + o], imm);
+        self.op_mem(false, false, false, &[0x80], 7, m.base, None, m.disp);
+        self.ops.push(imm as u8);
+    }
+}
+
+/// The opcode of `op r/m32, r32` and the ModRM.reg extension of `op r/m32, imm` (group 1).
+/// `test` has its own opcodes (0x85, and 0xf7 /0 with an immediate).
+fn alu_opcode(op: Alu) -> (u8, u8) {
+    match op {
+        Alu::Add => (0x01, 0),
+        Alu::Or => (0x09, 1),
+        Alu::And => (0x21, 4),
+        Alu::Sub => (0x29, 5),
+        Alu::Xor => (0x31, 6),
+        Alu::Cmp => (0x39, 7),
+        Alu::Test => (0x85, 0),
     }
 }
 
@@ -879,6 +982,390 @@ mod tests {
         // SAFETY: `at` holds the function just assembled, with the `BinFn` signature; the
         // arena outlives the call.
         unsafe { std::mem::transmute::<usize, BinFn>(at)(a, b) }
+    }
+
+    /// Every general register but rsp (which the test functions use as their stack).
+    const TESTED: [Reg; 15] = [
+        Reg::Rax,
+        Reg::Rcx,
+        Reg::Rdx,
+        Reg::Rbx,
+        Reg::Rbp,
+        Reg::Rsi,
+        Reg::Rdi,
+        Reg::R8,
+        Reg::R9,
+        Reg::R10,
+        Reg::R11,
+        Reg::R12,
+        Reg::R13,
+        Reg::R14,
+        Reg::R15,
+    ];
+
+    /// Displacements of each encoded size (none, 8 bits, 32 bits), both signs.
+    const DISPS: [i32; 9] = [0, 8, -8, 127, -128, 128, -129, 0x1234, -0x1234];
+
+    /// Assemble `body` into a function of one pointer argument (in rdi) that may use every
+    /// register but rsp, returning rax, and call it on `arg`.
+    fn run_on(arena: &mut CodeArena, body: impl Fn(&mut Emitter), arg: u64) -> u64 {
+        type PtrFn = unsafe extern "sysv64" fn(u64) -> u64;
+        let mut e = Emitter::new(arena.next_addr());
+        e.emit_push_callee_saved();
+        body(&mut e);
+        e.emit_pop_callee_saved_ret();
+        let code = e.finish().expect("assemble");
+        let at = arena.push(&code).expect("room");
+        // SAFETY: `at` holds the function just assembled, with the `PtrFn` signature; it
+        // saves every callee-saved register it uses; the arena outlives the call.
+        unsafe { std::mem::transmute::<usize, PtrFn>(at)(arg) }
+    }
+
+    /// A buffer of distinct bytes, and the address of its middle.
+    fn pattern() -> (Vec<u8>, u64) {
+        let buf: Vec<u8> = (0..0x4000u32).map(|i| (i * 7 + 0x81) as u8).collect();
+        let mid = buf.as_ptr() as u64 + 0x2000;
+        (buf, mid)
+    }
+
+    #[test]
+    fn loads_read_through_every_base_register_and_displacement_size() {
+        let (buf, mid) = pattern();
+        let at = |off: usize| u64::from_le_bytes(buf[0x2000 + off..][..8].try_into().unwrap());
+        let word = at(0);
+        let cases = [
+            (Width::B8, false, word as u8 as u64),
+            (Width::B8, true, word as u8 as i8 as i32 as u32 as u64),
+            (Width::B16, false, word as u16 as u64),
+            (Width::B16, true, word as u16 as i16 as i32 as u32 as u64),
+            (Width::B32, false, word as u32 as u64),
+            (Width::B64, false, word),
+        ];
+        for base in TESTED {
+            let mut arena = CodeArena::new(1 << 20).expect("map code memory");
+            for dst in TESTED {
+                for disp in DISPS {
+                    for (w, signed, want) in cases {
+                        let got = run_on(
+                            &mut arena,
+                            |e| {
+                                e.emit_mov64(base, Reg::Rdi);
+                                e.emit_add64_imm(base, -disp);
+                                if dst != base {
+                                    e.emit_load_imm64(dst, u64::MAX); // the load replaces it
+                                }
+                                e.emit_load(w, signed, dst, Mem::at(base, disp));
+                                e.emit_mov64(Reg::Rax, dst);
+                            },
+                            mid,
+                        );
+                        assert_eq!(
+                            got, want,
+                            "{w:?} signed {signed} [{base:?} + {disp}] -> {dst:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn indexed_loads_stores_and_compares_encode_every_register_pair() {
+        let (mut buf, mid) = pattern();
+        let word = u32::from_le_bytes(buf[0x2000..0x2004].try_into().unwrap());
+        let mut arena = CodeArena::new(4 << 20).expect("map code memory");
+        for base in TESTED {
+            for index in TESTED.into_iter().filter(|&i| i != base) {
+                for disp in [0, 8, -200] {
+                    // base + index + disp = mid; index holds 0x100.
+                    let setup = |e: &mut Emitter| {
+                        e.emit_mov64(base, Reg::Rdi);
+                        e.emit_add64_imm(base, -disp - 0x100);
+                        e.emit_load_imm(index, 0x100);
+                    };
+                    let what = format!("[{base:?} + {index:?} + {disp}]");
+                    let free = |r: &Reg| ![base, index].contains(r);
+                    let mut spare = [Reg::R13, Reg::Rcx, Reg::Rsi, Reg::Rdx]
+                        .into_iter()
+                        .filter(free);
+                    let (dst, src) = (spare.next().unwrap(), spare.next().unwrap());
+                    let got = run_on(
+                        &mut arena,
+                        |e| {
+                            setup(e);
+                            e.emit_load_indexed(Width::B32, false, dst, base, index, disp);
+                            e.emit_mov64(Reg::Rax, dst);
+                        },
+                        mid,
+                    );
+                    assert_eq!(got, word as u64, "load {what}");
+                    let equal = run_on(
+                        &mut arena,
+                        |e| {
+                            setup(e);
+                            e.emit_load_imm(dst, word);
+                            e.emit_cmp32_indexed(dst, base, index, disp);
+                            e.emit_setcc(Cond::Eq, Reg::Rax);
+                        },
+                        mid,
+                    );
+                    assert_eq!(equal, 1, "cmp {what}");
+                    run_on(
+                        &mut arena,
+                        |e| {
+                            setup(e);
+                            e.emit_load_imm(src, 0xa1b2);
+                            e.emit_store_indexed(Width::B16, base, index, disp, src);
+                        },
+                        mid,
+                    );
+                    assert_eq!(buf[0x2000..0x2002], [0xb2, 0xa1], "store {what}");
+                    buf[0x2000..0x2002].copy_from_slice(&word.to_le_bytes()[..2]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stores_and_memory_alu_ops_write_through_every_base_register() {
+        let (mut buf, mid) = pattern();
+        let fresh = buf.clone();
+        let mut arena = CodeArena::new(4 << 20).expect("map code memory");
+        let value: u64 = 0x8877_6655_4433_2211;
+        for base in TESTED {
+            for disp in DISPS {
+                let setup = |e: &mut Emitter| {
+                    e.emit_mov64(base, Reg::Rdi);
+                    e.emit_add64_imm(base, -disp);
+                };
+                let m = Mem::at(base, disp);
+                let what = format!("[{base:?} + {disp}]");
+                for src in TESTED.into_iter().filter(|&r| r != base) {
+                    for (w, len) in [
+                        (Width::B8, 1),
+                        (Width::B16, 2),
+                        (Width::B32, 4),
+                        (Width::B64, 8),
+                    ] {
+                        buf.copy_from_slice(&fresh);
+                        run_on(
+                            &mut arena,
+                            |e| {
+                                setup(e);
+                                e.emit_load_imm64(src, value);
+                                e.emit_store(w, m, src);
+                            },
+                            mid,
+                        );
+                        let mut want = fresh[0x2000..0x2008].to_vec();
+                        want[..len].copy_from_slice(&value.to_le_bytes()[..len]);
+                        assert_eq!(
+                            buf[0x2000..0x2008],
+                            want[..],
+                            "{w:?} store {src:?} to {what}"
+                        );
+                    }
+                }
+                // Memory ALU forms, with short and long immediates.
+                let old32 = u32::from_le_bytes(fresh[0x2000..0x2004].try_into().unwrap());
+                let old64 = u64::from_le_bytes(fresh[0x2000..0x2008].try_into().unwrap());
+                for imm in [5i32, -3, 0x1234_5678, -0x1000] {
+                    buf.copy_from_slice(&fresh);
+                    run_on(
+                        &mut arena,
+                        |e| {
+                            setup(e);
+                            e.emit_store_imm32(m, imm as u32)
+                        },
+                        mid,
+                    );
+                    assert_eq!(buf[0x2000..0x2004], imm.to_le_bytes(), "mov {what}, {imm}");
+                    for (op, f) in [
+                        (Alu::Add, u32::wrapping_add as fn(u32, u32) -> u32),
+                        (Alu::Sub, u32::wrapping_sub),
+                        (Alu::And, |a, b| a & b),
+                        (Alu::Or, |a, b| a | b),
+                        (Alu::Xor, |a, b| a ^ b),
+                    ] {
+                        buf.copy_from_slice(&fresh);
+                        run_on(
+                            &mut arena,
+                            |e| {
+                                setup(e);
+                                e.emit_alu32_mem_imm(op, m, imm as u32)
+                            },
+                            mid,
+                        );
+                        let got = u32::from_le_bytes(buf[0x2000..0x2004].try_into().unwrap());
+                        assert_eq!(got, f(old32, imm as u32), "{op:?} dword {what}, {imm}");
+                        buf.copy_from_slice(&fresh);
+                        run_on(
+                            &mut arena,
+                            |e| {
+                                setup(e);
+                                e.emit_alu64_mem_imm(op, m, imm)
+                            },
+                            mid,
+                        );
+                        let got = u64::from_le_bytes(buf[0x2000..0x2008].try_into().unwrap());
+                        let want = match op {
+                            Alu::Add => old64.wrapping_add(imm as i64 as u64),
+                            Alu::Sub => old64.wrapping_sub(imm as i64 as u64),
+                            Alu::And => old64 & imm as i64 as u64,
+                            Alu::Or => old64 | imm as i64 as u64,
+                            _ => old64 ^ imm as i64 as u64,
+                        };
+                        assert_eq!(got, want, "{op:?} qword {what}, {imm}");
+                    }
+                    buf.copy_from_slice(&fresh);
+                    // Compares of [m] with the value it holds, and with another.
+                    let a = if base == Reg::Rcx { Reg::Rdx } else { Reg::Rcx };
+                    for (w64, value) in [(false, old32 as u64), (true, old64)] {
+                        for (with, want) in [(value, 1), (value ^ 0x100, 0)] {
+                            let equal = run_on(
+                                &mut arena,
+                                |e| {
+                                    setup(e);
+                                    e.emit_load_imm64(a, with);
+                                    if w64 {
+                                        e.emit_cmp64_mem(a, m);
+                                    } else {
+                                        e.emit_alu32_mem(Alu::Cmp, a, m);
+                                    }
+                                    e.emit_setcc(Cond::Eq, Reg::Rax);
+                                },
+                                mid,
+                            );
+                            assert_eq!(
+                                equal,
+                                want,
+                                "cmp{} {what} with {with:#x}",
+                                if w64 { 64 } else { 32 }
+                            );
+                        }
+                    }
+                    let low = fresh[0x2000];
+                    for (with, want) in [(low, 1), (low ^ 1, 0)] {
+                        let equal = run_on(
+                            &mut arena,
+                            |e| {
+                                setup(e);
+                                e.emit_cmp_byte_mem_imm(m, with as i8);
+                                e.emit_setcc(Cond::Eq, Reg::Rax);
+                            },
+                            mid,
+                        );
+                        assert_eq!(equal, want, "cmp byte {what}, {with:#x}");
+                    }
+                    let sum = run_on(
+                        &mut arena,
+                        |e| {
+                            setup(e);
+                            let d = if base == Reg::Rax { Reg::Rdx } else { Reg::Rax };
+                            e.emit_lea32(d, base, disp + imm);
+                            e.emit_mov64(Reg::Rax, d);
+                        },
+                        mid,
+                    );
+                    assert_eq!(
+                        sum,
+                        (mid as u32).wrapping_add(imm as u32) as u64,
+                        "lea {what} + {imm}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn register_forms_encode_every_register_pair() {
+        let mut arena = CodeArena::new(4 << 20).expect("map code memory");
+        let (a, b) = (0x8765_4321u32, 0x0f0f_1234u32);
+        for dst in TESTED {
+            for src in TESTED.into_iter().filter(|&r| r != dst) {
+                let got = run_on(
+                    &mut arena,
+                    |e| {
+                        e.emit_load_imm64(dst, u64::MAX);
+                        e.emit_load_imm(src, a);
+                        e.emit_mov(dst, src);
+                        e.emit_mov64(Reg::Rax, dst);
+                    },
+                    0,
+                );
+                assert_eq!(got, a as u64, "mov {dst:?}, {src:?} (zero-extends)");
+                for (op, want) in [
+                    (Alu::Add, a.wrapping_add(b)),
+                    (Alu::Sub, a.wrapping_sub(b)),
+                    (Alu::And, a & b),
+                    (Alu::Or, a | b),
+                    (Alu::Xor, a ^ b),
+                ] {
+                    let got = run_on(
+                        &mut arena,
+                        |e| {
+                            e.emit_load_imm(dst, a);
+                            e.emit_load_imm(src, b);
+                            e.emit_alu32(op, dst, src);
+                            e.emit_mov64(Reg::Rax, dst);
+                        },
+                        0,
+                    );
+                    assert_eq!(got, want as u64, "{op:?} {dst:?}, {src:?}");
+                }
+                let got = run_on(
+                    &mut arena,
+                    |e| {
+                        e.emit_load_imm64(dst, 1 << 40);
+                        e.emit_load_imm64(src, 5);
+                        e.emit_mov64(dst, src);
+                        e.emit_mov64(Reg::Rax, dst);
+                    },
+                    0,
+                );
+                assert_eq!(got, 5, "mov64 {dst:?}, {src:?}");
+            }
+            for imm in [0u32, 3, 0xffff_fff0, 0x1234_5678] {
+                for (op, want) in [
+                    (Alu::Add, a.wrapping_add(imm)),
+                    (Alu::Sub, a.wrapping_sub(imm)),
+                    (Alu::And, a & imm),
+                    (Alu::Or, a | imm),
+                    (Alu::Xor, a ^ imm),
+                ] {
+                    let got = run_on(
+                        &mut arena,
+                        |e| {
+                            e.emit_load_imm(dst, a);
+                            e.emit_alu32_imm32(op, dst, imm);
+                            e.emit_mov64(Reg::Rax, dst);
+                        },
+                        0,
+                    );
+                    assert_eq!(got, want as u64, "{op:?} {dst:?}, {imm:#x}");
+                }
+                let flags = run_on(
+                    &mut arena,
+                    |e| {
+                        e.emit_load_imm(dst, imm);
+                        e.emit_alu32_imm32(Alu::Cmp, dst, imm);
+                        e.emit_setcc(Cond::Eq, Reg::Rax);
+                    },
+                    0,
+                );
+                assert_eq!(flags & 1, 1, "cmp {dst:?}, {imm:#x}");
+                let zero = run_on(
+                    &mut arena,
+                    |e| {
+                        e.emit_load_imm(dst, !imm);
+                        e.emit_alu32_imm32(Alu::Test, dst, imm);
+                        e.emit_setcc(Cond::Eq, Reg::Rax);
+                    },
+                    0,
+                );
+                assert_eq!(zero & 1, 1, "test {dst:?}, {imm:#x}");
+            }
+        }
     }
 
     #[test]

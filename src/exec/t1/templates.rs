@@ -940,6 +940,15 @@ impl<'a> BlockCompiler<'a> {
         use Op::*;
         let imm = i.imm as u32;
         let a = Reg::Rax;
+        if imm == 0 && matches!(i.op, Addi | Ori | Xori) {
+            // A move (`mv` is `addi rd, rs, 0`).
+            if i.rs1 != i.rd {
+                let via = self.cached[i.rd as usize & 31].unwrap_or(a);
+                self.get(via, i.rs1);
+                self.set(i.rd, via);
+            }
+            return;
+        }
         if let Some(d) = self.cached[i.rd as usize & 31] {
             // Straight into the host register caching rd.
             let op = match i.op {
