@@ -49,7 +49,7 @@ use crate::cpu::csr::{Csrs, MSTATUS_FS, MSTATUS_SD};
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::Hart;
 use crate::exec::abi::{self, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
-use crate::exec::contract::{Exit, RunState};
+use crate::exec::contract::{Exit, JumpEntry, RunState, JUMP_CACHE_SIZE};
 use crate::exec::host_fp::{MXCSR_CLEAN, MXCSR_IEEE_FLAGS, MXCSR_TO_FFLAGS};
 use crate::exec::policy::T2Opt;
 use crate::isa::ops::OpClass;
@@ -163,6 +163,10 @@ impl Layout {
     const STATE_INDIRECT_IN: u64 = offset_of!(RunState, indirect_in_region) as u64;
     const STATE_INDIRECT_OUT: u64 = offset_of!(RunState, indirect_left_region) as u64;
     const STATE_T2_RETIRED: u64 = offset_of!(RunState, t2_retired) as u64;
+    const STATE_JUMP_CACHE: u64 = offset_of!(RunState, jump_cache) as u64;
+    const JUMP_ENTRY_SIZE: u64 = size_of::<JumpEntry>() as u64;
+    const JUMP_ENTRY_PC: u64 = offset_of!(JumpEntry, pc) as u64;
+    const JUMP_ENTRY_REGION: u64 = offset_of!(JumpEntry, region) as u64;
     const F: u64 = offset_of!(Hart, f) as u64;
     const FFLAGS: u64 = offset_of!(Hart, fflags) as u64;
     const FRM: u64 = offset_of!(Hart, frm) as u64;
@@ -847,7 +851,10 @@ impl<'ctx> Gen<'ctx, '_> {
             pc.as_basic_value().into_int_value(),
         )?;
         self.count_retired(instret)?;
-        self.chain_or_return(code.as_basic_value().into_int_value())
+        self.chain_or_return(
+            pc.as_basic_value().into_int_value(),
+            code.as_basic_value().into_int_value(),
+        )
     }
 
     /// The end of the exit block, with the hart written back: leaving with a plain next pc,
@@ -859,19 +866,74 @@ impl<'ctx> Gen<'ctx, '_> {
     /// instruction selection cannot make tail calls, and one in the exit block sent every
     /// fast region's exit block through SelectionDAG (a boot's fast compiles take about 8%
     /// less CPU without it).
-    fn chain_or_return(&self, code: IntValue<'ctx>) -> Result<()> {
+    fn chain_or_return(&self, pc: IntValue<'ctx>, code: IntValue<'ctx>) -> Result<()> {
         let next =
             self.b
                 .build_int_compare(IntPredicate::EQ, code, self.c32(Exit::NEXT.0), "next")?;
+        let probe = self.new_bb("probe");
         let chain = self.new_bb("chain");
         let ret = self.new_bb("ret");
-        self.b.build_conditional_branch(next, chain, ret)?;
+        self.b.build_conditional_branch(next, probe, ret)?;
         self.b.position_at_end(ret);
         let code = self.b.build_int_z_extend(code, self.i64t, "")?;
         self.b.build_return(Some(&code))?;
 
-        self.b.position_at_end(chain);
+        // Only a jump-cache entry for `pc` with a region can chain: without one (the next
+        // block runs in tier 1, or nothing has it yet) the region returns at once instead of
+        // calling the helper, and whoever entered it goes on (tier 1's stub probes for the
+        // block's code inline).
+        self.b.position_at_end(probe);
+        let slot = self.b.build_and(
+            self.b.build_right_shift(pc, self.c32(1), false, "")?,
+            self.c32(JUMP_CACHE_SIZE as u32 - 1),
+            "slot",
+        )?;
+        let slot = self.b.build_int_z_extend(slot, self.i64t, "")?;
+        let offset = self
+            .b
+            .build_int_mul(slot, self.c64(Layout::JUMP_ENTRY_SIZE), "")?;
+        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
+        let cache_ptr = unsafe {
+            self.b.build_gep(
+                self.context.i8_type(),
+                self.rctx,
+                &[self.c64(Layout::STATE_JUMP_CACHE)],
+                "",
+            )?
+        };
         let ptrt = self.hart.get_type();
+        let cache = self.b.build_load(ptrt, cache_ptr, "jump_cache")?;
+        let entry_field = |field: u64| {
+            let at = self.b.build_int_add(offset, self.c64(field), "")?;
+            // SAFETY: the jump cache has `JUMP_CACHE_SIZE` entries and the slot is below
+            // that; the field offset is from `offset_of!`.
+            Ok::<_, CodegenError>(unsafe {
+                self.b.build_gep(
+                    self.context.i8_type(),
+                    cache.into_pointer_value(),
+                    &[at],
+                    "",
+                )?
+            })
+        };
+        let entry_pc = self
+            .b
+            .build_load(self.i32t, entry_field(Layout::JUMP_ENTRY_PC)?, "")?
+            .into_int_value();
+        let region = self
+            .b
+            .build_load(self.i64t, entry_field(Layout::JUMP_ENTRY_REGION)?, "")?
+            .into_int_value();
+        let same_pc = self
+            .b
+            .build_int_compare(IntPredicate::EQ, entry_pc, pc, "")?;
+        let has_region = self
+            .b
+            .build_int_compare(IntPredicate::NE, region, self.c64(0), "")?;
+        let may_chain = self.b.build_and(same_pc, has_region, "may_chain")?;
+        self.b.build_conditional_branch(may_chain, chain, ret)?;
+
+        self.b.position_at_end(chain);
         let found = self.call(
             self.env.helpers.chain,
             self.i64t.fn_type(&[ptrt.into(), ptrt.into()], false),
