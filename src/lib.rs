@@ -161,6 +161,13 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
                 t2.reoptimised
             );
         }
+        if t2.retired_short > 0 {
+            let _ = writeln!(
+                out,
+                "    taken back          {} (ran too few instructions per entry; tier 1 runs them)",
+                t2.retired_short
+            );
+        }
         let _ = writeln!(
             out,
             "    instructions        {} ({share:.1}% of retired)",

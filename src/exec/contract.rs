@@ -57,6 +57,17 @@ impl JumpEntry {
     };
 }
 
+/// How much a tier-2 region runs when tier 1 calls it: tier 1's stub for the region counts
+/// its calls and the instructions retired in them (the run loop's own entries are not
+/// counted), so the engine can take back regions that run too little per entry to pay for
+/// entering and leaving them ([`crate::exec::policy::MIN_REGION_INSNS_PER_ENTRY`]).
+#[derive(Debug, Default)]
+#[repr(C)]
+pub struct RegionUse {
+    pub entries: u64,
+    pub insns: u64,
+}
+
 /// Entries in the direct-mapped jump cache.
 pub const JUMP_CACHE_SIZE: usize = 4096;
 

@@ -2466,3 +2466,69 @@ fn a_hot_loop_of_a_fast_region_is_reoptimised_and_results_stay_exact() {
         }
     }
 }
+
+/// Run a loop that calls, 20 000 times, a function at 0x2100 whose first block is on a cycle
+/// (a tier-2 region) and which loops `inner` times per call, under `--tier t2` with tier 1 on
+/// and the region review at every turn of the run loop. The registers must be the
+/// interpreter's; returns how many regions were taken back for running too little per entry.
+#[cfg(all(tier1, tier2))]
+fn regions_taken_back_from(inner: u32) -> u64 {
+    let code = code_of(&[
+        (0x1000, 0x5000 | 3 << 7 | 0x37), // lui x3, 5 (20 480 calls)
+        (0x1004, i_type(inner as i32, 0, 0, 6, 0x13)), // loop: addi x6, x0, inner
+        (0x1008, i_type(0, 0, 0, 2, 0x13)), // addi x2, x0, 0
+        (0x100c, j_type(0x2100 - 0x100c, 1)), // jal x1, f
+        (0x1010, r_type(0, 2, 4, 0, 4, 0x33)), // add x4, x4, x2
+        (0x1014, i_type(-1, 3, 0, 3, 0x13)), // addi x3, x3, -1
+        (0x1018, b_type(0x1004 - 0x1018, 0, 3, 1)), // bne x3, x0, loop
+        (0x101c, 0x0000_0073),            // ecall
+        (0x2100, i_type(1, 2, 0, 2, 0x13)), // f: addi x2, x2, 1
+        (0x2104, b_type(0x2100 - 0x2104, 6, 2, 4)), // blt x2, x6, f
+        (0x2108, i_type(0, 1, 0, 0, 0x67)), // jalr x0, 0(x1)
+    ]);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let limit = 100_000_000;
+    let run = |config: EngineConfig| {
+        let mut plat = TestPlatform::new(&code, &data, false, false);
+        let mut hart = Hart::new();
+        hart.pc = CODE_BASE;
+        let mut engine = Engine::new(config);
+        engine.review_regions_every_turn();
+        engine.run(&mut hart, &mut plat, Some(limit));
+        (hart, engine)
+    };
+    let (interp, _) = run(EngineConfig {
+        tier: Tier::Interp,
+        ..EngineConfig::default()
+    });
+    assert_eq!(interp.x[4], 0x5000 * inner, "the interpreter's sum");
+    let (hart, engine) = run(EngineConfig {
+        tier: Tier::T2,
+        ir: ALL_PASSES,
+        t2_opt: Some(T2Opt::Full),
+        t2_threshold: 1,
+        ..EngineConfig::default()
+    });
+    assert_eq!(hart.x, interp.x, "inner {inner}: registers");
+    assert_eq!((hart.pc, hart.instret), (interp.pc, interp.instret));
+    assert!(
+        engine.t2.stats.regions_compiled > 0,
+        "inner {inner}: a region ran"
+    );
+    engine.t2.stats.retired_short
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
+fn a_region_that_runs_a_few_instructions_per_entry_goes_back_to_tier_1() {
+    // Three or four instructions per call: entering and leaving the region costs more (the
+    // calling loop's own region, eight instructions per entry, goes back too).
+    assert!(regions_taken_back_from(1) >= 1);
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
+fn a_region_that_loops_long_per_entry_stays() {
+    // 100 iterations (200 instructions) per call.
+    assert_eq!(regions_taken_back_from(100), 0);
+}

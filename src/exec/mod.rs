@@ -143,6 +143,7 @@ pub struct T2Stats {
     pub cache_hits: u64,
     pub disk_hits: u64,
     pub reoptimised: u64,
+    pub retired_short: u64,
 }
 
 #[cfg(not(tier2))]
@@ -199,7 +200,26 @@ pub struct Engine {
     t2_sample_every_exit: bool,
     /// Blocks are built one instruction long (see [`Engine::set_one_insn_blocks`]).
     one_insn_blocks: bool,
+    /// How much each installed region (by entry) runs per call from tier 1's stubs, which
+    /// count into these; boxed so the addresses stay put. Kept, with those of regions taken
+    /// back, until the code is flushed: a stub's code outlives its use.
+    #[cfg(all(tier1, tier2))]
+    region_use: AddrMap<usize, Box<contract::RegionUse>>,
+    // Boxed: moving a box into the vector keeps the counters where the stubs point.
+    #[allow(clippy::vec_box)]
+    #[cfg(all(tier1, tier2))]
+    retired_region_use: Vec<Box<contract::RegionUse>>,
+    /// Turns of the run loop, for the periodic look at [`Engine::region_use`], every
+    /// `region_review_turns` ([`REGION_REVIEW_TURNS`]; tests look more often).
+    #[cfg(all(tier1, tier2))]
+    run_loop_turns: u32,
+    #[cfg(all(tier1, tier2))]
+    region_review_turns: u32,
 }
+
+/// The run loop looks at how much the regions run per entry every this many turns.
+#[cfg(all(tier1, tier2))]
+const REGION_REVIEW_TURNS: u32 = 4096;
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Engine {
@@ -222,6 +242,14 @@ impl Engine {
             epoch: 0,
             interp: interp::Code::default(),
             one_insn_blocks: false,
+            #[cfg(all(tier1, tier2))]
+            region_use: AddrMap::default(),
+            #[cfg(all(tier1, tier2))]
+            retired_region_use: Vec::new(),
+            #[cfg(all(tier1, tier2))]
+            run_loop_turns: 0,
+            #[cfg(all(tier1, tier2))]
+            region_review_turns: REGION_REVIEW_TURNS,
         }
     }
 
@@ -237,6 +265,12 @@ impl Engine {
     pub fn sample_every_region_exit(&mut self) {
         self.t2.set_chain_budget(2);
         self.t2_sample_every_exit = true;
+    }
+
+    /// Tests: look at how much regions run per entry at every turn of the run loop.
+    #[cfg(all(test, tier1, tier2))]
+    pub fn review_regions_every_turn(&mut self) {
+        self.region_review_turns = 1;
     }
 
     /// Ask for a region at the block at `pc` (decoded, its page mapped) as the policy would.
@@ -292,6 +326,12 @@ impl Engine {
         self.interp.reset();
         #[cfg(tier1)]
         self.t1.reset();
+        // No stub counts into these any more.
+        #[cfg(all(tier1, tier2))]
+        {
+            self.region_use.clear();
+            self.retired_region_use.clear();
+        }
         self.epoch += 1;
         #[cfg(tier2)]
         self.t2.reset(self.epoch);
@@ -670,6 +710,9 @@ impl Engine {
     /// Install a finished region if it is still current; returns its entry (0 if stale).
     #[cfg(tier2)]
     fn install_region<P: Platform + 'static>(&mut self, f: t2::Finished) -> usize {
+        if f.epoch == self.epoch && self.t2.retired_short(f.block) {
+            return 0; // tier 1 runs it better (`Tier2::retire_short`)
+        }
         if f.epoch != self.epoch || self.by_host.get(&f.host) != Some(&f.block) {
             self.t2.drop_stale();
             if f.epoch == self.epoch {
@@ -703,8 +746,10 @@ impl Engine {
         // tier 1 (or if the stub cannot be made) the run loop enters the region itself.
         #[cfg(tier1)]
         if self.policy.t1_enabled() {
+            let usage: *mut contract::RegionUse =
+                &mut **self.region_use.entry(f.entry).or_default();
             for &(idx, host, pc) in &blocks {
-                if let Err(e) = self.t1.install_native::<P>(idx, pc, host, f.entry) {
+                if let Err(e) = self.t1.install_native::<P>(idx, pc, host, f.entry, usage) {
                     tracing::debug!("tier 1 cannot call a region: {e}");
                     self.t1.supersede(idx, host);
                 }
@@ -881,6 +926,33 @@ impl Engine {
         }
     }
 
+    /// Take back the regions that tier 1 entered often and that ran too few instructions per
+    /// entry to pay for it ([`policy::MIN_REGION_INSNS_PER_ENTRY`]): tier 1 runs their blocks
+    /// from now on (`Tier2::retire_short`).
+    #[cfg(all(tier1, tier2))]
+    fn retire_short_regions(&mut self) {
+        let short: Vec<usize> = self
+            .region_use
+            .iter()
+            .filter(|(_, u)| self.policy.t2_region_too_short(u.entries, u.insns))
+            .map(|(&entry, _)| entry)
+            .collect();
+        for entry in short {
+            if let Some(usage) = self.region_use.remove(&entry) {
+                self.retired_region_use.push(usage);
+            }
+            let retired = self.t2.retire_short(entry);
+            for &b in &retired.blocks {
+                self.t1.revert(b, self.blocks[b as usize].host);
+            }
+            for e in self.jump_cache.iter_mut() {
+                if e.region == entry || retired.blocks.contains(&e.block) {
+                    *e = JumpEntry::EMPTY;
+                }
+            }
+        }
+    }
+
     /// While block `idx`'s region is compiled again with full optimisation in the background,
     /// tier 1 runs the blocks of the fast region that served it (`Tier2::suspend_fast`): their
     /// stubs and jump-cache entries go, and tier 1 compiles them again at their next entry.
@@ -1028,6 +1100,13 @@ impl Engine {
             }
             ctx.state.checked = false;
             self.install_finished::<P>();
+            #[cfg(all(tier1, tier2))]
+            {
+                self.run_loop_turns = self.run_loop_turns.wrapping_add(1);
+                if self.run_loop_turns.is_multiple_of(self.region_review_turns) {
+                    self.retire_short_regions();
+                }
+            }
             // SAFETY: as above.
             let plat = unsafe { &mut *ctx.plat };
             let exit = match self.block_at(hart, plat, P::MAY_COMPILE) {

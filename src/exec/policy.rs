@@ -67,6 +67,18 @@ pub const DEFAULT_T2_REOPTIMISE_THRESHOLD: u32 = 4;
 /// very long straight code is left to tier 2. (16 until session 27.)
 pub const MIN_STRAIGHT_REGION_INSNS: usize = 512;
 
+/// A region that tier 1 has entered [`REGION_USE_MIN_ENTRIES`] times and that retired fewer
+/// than this many instructions per entry goes back to tier 1 for the rest of the epoch: each
+/// entry and exit (hart registers loaded and stored back, a return into tier 1's stub and
+/// its jump-cache probe) costs more than tier 1's chained jumps save. Interpreters' dispatch
+/// loops made such regions: SQLite's `sqlite3VdbeExec` retired about 15 instructions per
+/// entry, a Lua interpreter's about 6, and both ran 10-15% slower under auto than under
+/// `--tier t1`; the loops of `tests/guest/bench` retire about 16 000.
+pub const MIN_REGION_INSNS_PER_ENTRY: u64 = 64;
+
+/// See [`MIN_REGION_INSNS_PER_ENTRY`].
+pub const REGION_USE_MIN_ENTRIES: u64 = 4096;
+
 /// How hard tier 2's compiler (LLVM) optimises a region: the trade between compile time and
 /// code quality.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -266,6 +278,14 @@ impl Policy {
         self.t2_reoptimises() && !self.t2_reoptimise_wait && self.t1_enabled()
     }
 
+    /// Whether a region that tier 1 entered `entries` times, retiring `insns` instructions in
+    /// them, runs too little per entry and goes back to tier 1 ([`MIN_REGION_INSNS_PER_ENTRY`]).
+    pub fn t2_region_too_short(&self, entries: u64, insns: u64) -> bool {
+        self.t1_enabled()
+            && entries >= REGION_USE_MIN_ENTRIES
+            && insns < entries.saturating_mul(MIN_REGION_INSNS_PER_ENTRY)
+    }
+
     /// Whether a block with these instructions may be part of a tier-2 region. Tier 2 runs
     /// FP loads and stores, the common F/D computations (narrowing included), conversions to
     /// a word rounding to nearest or toward zero and the exact operations (sign injection,
@@ -410,5 +430,33 @@ mod tests {
         ] {
             assert!(!Policy::new(&other).t2_suspends_fast_regions(), "{why}");
         }
+    }
+
+    #[test]
+    fn a_region_is_too_short_only_with_tier_1_on_after_enough_entries() {
+        let config = |tier, t2_threshold| EngineConfig {
+            tier,
+            t2_threshold,
+            ..EngineConfig::default()
+        };
+        let (n, per) = (REGION_USE_MIN_ENTRIES, MIN_REGION_INSNS_PER_ENTRY);
+        for tier in [Tier::Auto, Tier::T2] {
+            let p = Policy::new(&config(tier, 64));
+            let tier1 = cfg!(tier1);
+            assert_eq!(p.t2_region_too_short(n, n * per - 1), tier1, "{tier:?}");
+            assert!(
+                !p.t2_region_too_short(n, n * per),
+                "{tier:?}: enough per entry"
+            );
+            assert!(
+                !p.t2_region_too_short(n - 1, 0),
+                "{tier:?}: too few entries yet"
+            );
+        }
+        let every_block = Policy::new(&config(Tier::T2, 0));
+        assert!(
+            !every_block.t2_region_too_short(n, 0),
+            "without tier 1 nothing else would run the blocks"
+        );
     }
 }

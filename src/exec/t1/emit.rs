@@ -506,6 +506,16 @@ impl Emitter {
         dynasm!(self.ops ; .arch x64 ; add Rq(dst.n()), imm);
     }
 
+    /// 64-bit `dst = dst - src`.
+    pub fn emit_sub64(&mut self, dst: Reg, src: Reg) {
+        self.op_reg(true, &[0x29], src.n(), dst.n());
+    }
+
+    /// 64-bit `[m] = [m] + src`.
+    pub fn emit_add64_to_mem(&mut self, m: Mem, src: Reg) {
+        self.op_mem(false, true, false, &[0x01], src.n(), m.base, None, m.disp);
+    }
+
     /// 64-bit `dst = dst + src` (host addresses).
     pub fn emit_add64(&mut self, dst: Reg, src: Reg) {
         dynasm!(self.ops ; .arch x64 ; add Rq(dst.n()), Rq(src.n()));

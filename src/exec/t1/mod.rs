@@ -13,12 +13,13 @@ pub mod templates;
 
 use crate::addr_hash::AddrMap;
 use std::any::TypeId;
+use std::mem::offset_of;
 use std::time::{Duration, Instant};
 
 use crate::cpu::Hart;
 use crate::exec::abi::Helpers;
 use crate::exec::code_dump::CodeDump;
-use crate::exec::contract::RunCtx;
+use crate::exec::contract::{RegionUse, RunCtx};
 use crate::exec::platform::Platform;
 use crate::isa::Insn;
 use arena::{CodeArena, DEFAULT_ARENA_SIZE};
@@ -270,13 +271,16 @@ impl Jit {
     /// `hart.pc` set (a tier-2 region). Its tier-1 entry becomes a stub that calls `native` and
     /// then goes on as a block ending in an indirect jump would (or leaves with its exit code),
     /// and chained jumps into the block now reach the stub, so compiled code never returns to
-    /// the run loop just to change tiers. Returns the stub's entry.
+    /// the run loop just to change tiers. The stub counts its calls and the instructions they
+    /// retire in `*usage`, which must stay valid as long as the stub may run (until the next
+    /// [`Jit::reset`]). Returns the stub's entry.
     pub fn install_native<P: Platform + 'static>(
         &mut self,
         idx: u32,
         pc: u32,
         host: usize,
         native: usize,
+        usage: *mut RegionUse,
     ) -> Result<usize, JitError> {
         self.prepare::<P>()?;
         self.invalidate(idx, host);
@@ -289,6 +293,11 @@ impl Jit {
         // hart (compiled code writes back before any transfer), as `native` expects. A chained
         // jump leaves `hart.pc` stale, and a region entered at several blocks reads it.
         e.emit_store_imm32(templates::hart_pc(), pc);
+        // Count the call and, in r12 (callee-saved, free between blocks), instret before it.
+        let entries = emit::Mem::at(Reg::Rax, offset_of!(RegionUse, entries) as i32);
+        e.emit_load_imm64(Reg::Rax, usage as u64);
+        e.emit_alu64_mem_imm(emit::Alu::Add, entries, 1);
+        e.emit_load(emit::Width::B64, false, Reg::R12, templates::hart_instret());
         // A fast region that chains returns the next region's entry: call that in turn.
         e.emit_load_imm64(Reg::Rax, native as u64);
         let call = e.label();
@@ -298,6 +307,14 @@ impl Jit {
         e.emit_call_reg(Reg::Rax);
         e.emit_cmp64_imm(Reg::Rax, crate::exec::abi::FIRST_REGION_ENTRY as i32);
         e.emit_jcc(emit::Cond::Geu, call);
+        // The instructions the call retired (rax holds the exit code).
+        e.emit_load(emit::Width::B64, false, Reg::Rcx, templates::hart_instret());
+        e.emit_sub64(Reg::Rcx, Reg::R12);
+        e.emit_load_imm64(Reg::Rdx, usage as u64);
+        e.emit_add64_to_mem(
+            emit::Mem::at(Reg::Rdx, offset_of!(RegionUse, insns) as i32),
+            Reg::Rcx,
+        );
         e.emit_alu32(emit::Alu::Test, Reg::Rax, Reg::Rax);
         e.emit_jcc_abs(emit::Cond::Ne, stubs.exit);
         // It left with a plain next pc: the checks of a chained transfer, then the dispatcher.

@@ -62,6 +62,9 @@ pub struct T2Stats {
     /// Regions compiled fast (`--tier t2`) that stayed hot and were replaced by a region
     /// compiled with full optimisation.
     pub reoptimised: u64,
+    /// Regions taken back because they ran too few instructions per entry
+    /// ([`Tier2::retire_short`]).
+    pub retired_short: u64,
 }
 
 impl T2Stats {
@@ -230,6 +233,9 @@ pub struct Tier2 {
     /// ([`Tier2::suspend_fast`]), by the re-optimised entry block: the blocks they served,
     /// which tier 1 runs meanwhile.
     suspended: AddrMap<u32, Vec<u32>>,
+    /// Blocks whose region was taken back for running too little per entry, in this epoch:
+    /// no region serves them again (one compiling for them is not installed).
+    retired_short: AddrSet<u32>,
     /// Regions that finished while the run loop waited for another (`--tier t2`), to be
     /// installed at the next poll.
     ready: Vec<Finished>,
@@ -688,6 +694,40 @@ impl Tier2 {
         }
     }
 
+    /// Take the region whose entry is `entry` out of service for the rest of the epoch: it ran
+    /// too few instructions per entry to pay for entering and leaving it
+    /// ([`crate::exec::policy::MIN_REGION_INSNS_PER_ENTRY`]). Its blocks ask for no region
+    /// again, and none compiling for them is installed. Returns what the engine must unhook.
+    pub fn retire_short(&mut self, entry: usize) -> Retired {
+        self.fast_contents.remove(&entry);
+        let mut blocks = Vec::new();
+        self.regions.retain(|&b, r| {
+            let served = r.entry == entry;
+            if served {
+                blocks.push(b);
+            }
+            !served
+        });
+        if blocks.is_empty() {
+            return Retired::default();
+        }
+        for &b in &blocks {
+            self.requested.insert(b);
+            self.retired_short.insert(b);
+        }
+        self.stats.retired_short += 1;
+        Retired {
+            entries: vec![entry],
+            blocks,
+        }
+    }
+
+    /// Whether block `idx`'s region was taken back for running too little per entry
+    /// ([`Tier2::retire_short`]), in this epoch.
+    pub fn retired_short(&self, idx: u32) -> bool {
+        self.retired_short.contains(&idx)
+    }
+
     /// The re-optimisation of block `idx` will not be installed: the blocks of the fast
     /// region suspended for it may earn regions again.
     pub fn release_suspended(&mut self, idx: u32) {
@@ -731,6 +771,7 @@ impl Tier2 {
         self.reoptimise_asked.clear();
         self.fast_contents.clear();
         self.suspended.clear();
+        self.retired_short.clear();
         if self.cache_insns > REGION_CACHE_INSNS
             || new_epoch.saturating_sub(self.oldest_cached_epoch) > REGION_CACHE_EPOCHS
         {
