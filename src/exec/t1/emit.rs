@@ -1190,13 +1190,7 @@ mod tests {
                         mid,
                     );
                     assert_eq!(buf[0x2000..0x2004], imm.to_le_bytes(), "mov {what}, {imm}");
-                    for (op, f) in [
-                        (Alu::Add, u32::wrapping_add as fn(u32, u32) -> u32),
-                        (Alu::Sub, u32::wrapping_sub),
-                        (Alu::And, |a, b| a & b),
-                        (Alu::Or, |a, b| a | b),
-                        (Alu::Xor, |a, b| a ^ b),
-                    ] {
+                    for (op, want32) in alu_results(old32, imm as u32) {
                         buf.copy_from_slice(&fresh);
                         run_on(
                             &mut arena,
@@ -1207,7 +1201,7 @@ mod tests {
                             mid,
                         );
                         let got = u32::from_le_bytes(buf[0x2000..0x2004].try_into().unwrap());
-                        assert_eq!(got, f(old32, imm as u32), "{op:?} dword {what}, {imm}");
+                        assert_eq!(got, want32, "{op:?} dword {what}, {imm}");
                         buf.copy_from_slice(&fresh);
                         run_on(
                             &mut arena,
@@ -1287,6 +1281,17 @@ mod tests {
         }
     }
 
+    /// `a OP b` for each two-operand ALU operation that writes its result.
+    fn alu_results(a: u32, b: u32) -> [(Alu, u32); 5] {
+        [
+            (Alu::Add, a.wrapping_add(b)),
+            (Alu::Sub, a.wrapping_sub(b)),
+            (Alu::And, a & b),
+            (Alu::Or, a | b),
+            (Alu::Xor, a ^ b),
+        ]
+    }
+
     #[test]
     fn register_forms_encode_every_register_pair() {
         let mut arena = CodeArena::new(4 << 20).expect("map code memory");
@@ -1304,13 +1309,7 @@ mod tests {
                     0,
                 );
                 assert_eq!(got, a as u64, "mov {dst:?}, {src:?} (zero-extends)");
-                for (op, want) in [
-                    (Alu::Add, a.wrapping_add(b)),
-                    (Alu::Sub, a.wrapping_sub(b)),
-                    (Alu::And, a & b),
-                    (Alu::Or, a | b),
-                    (Alu::Xor, a ^ b),
-                ] {
+                for (op, want) in alu_results(a, b) {
                     let got = run_on(
                         &mut arena,
                         |e| {
@@ -1336,13 +1335,7 @@ mod tests {
                 assert_eq!(got, 5, "mov64 {dst:?}, {src:?}");
             }
             for imm in [0u32, 3, 0xffff_fff0, 0x1234_5678] {
-                for (op, want) in [
-                    (Alu::Add, a.wrapping_add(imm)),
-                    (Alu::Sub, a.wrapping_sub(imm)),
-                    (Alu::And, a & imm),
-                    (Alu::Or, a | imm),
-                    (Alu::Xor, a ^ imm),
-                ] {
+                for (op, want) in alu_results(a, imm) {
                     let got = run_on(
                         &mut arena,
                         |e| {

@@ -675,18 +675,7 @@ impl Tier2 {
         else {
             return Retired::default();
         };
-        self.fast_contents.remove(&entry);
-        let mut blocks = Vec::new();
-        self.regions.retain(|&b, r| {
-            let served = r.entry == entry;
-            if served {
-                blocks.push(b);
-            }
-            !served
-        });
-        for &b in &blocks {
-            self.requested.insert(b);
-        }
+        let blocks = self.unserve(entry);
         self.suspended.insert(idx, blocks.clone());
         Retired {
             entries: vec![entry],
@@ -699,6 +688,21 @@ impl Tier2 {
     /// ([`crate::exec::policy::MIN_REGION_INSNS_PER_ENTRY`]). Its blocks ask for no region
     /// again, and none compiling for them is installed. Returns what the engine must unhook.
     pub fn retire_short(&mut self, entry: usize) -> Retired {
+        let blocks = self.unserve(entry);
+        if blocks.is_empty() {
+            return Retired::default();
+        }
+        self.retired_short.extend(blocks.iter().copied());
+        self.stats.retired_short += 1;
+        Retired {
+            entries: vec![entry],
+            blocks,
+        }
+    }
+
+    /// Forget the region whose entry is `entry` for every block it serves, and let none of
+    /// them ask for a region; returns those blocks.
+    fn unserve(&mut self, entry: usize) -> Vec<u32> {
         self.fast_contents.remove(&entry);
         let mut blocks = Vec::new();
         self.regions.retain(|&b, r| {
@@ -708,18 +712,8 @@ impl Tier2 {
             }
             !served
         });
-        if blocks.is_empty() {
-            return Retired::default();
-        }
-        for &b in &blocks {
-            self.requested.insert(b);
-            self.retired_short.insert(b);
-        }
-        self.stats.retired_short += 1;
-        Retired {
-            entries: vec![entry],
-            blocks,
-        }
+        self.requested.extend(blocks.iter().copied());
+        blocks
     }
 
     /// Whether block `idx`'s region was taken back for running too little per entry
