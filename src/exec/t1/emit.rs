@@ -1224,6 +1224,20 @@ mod tests {
                     buf.copy_from_slice(&fresh);
                     // Compares of [m] with the value it holds, and with another.
                     let a = if base == Reg::Rcx { Reg::Rdx } else { Reg::Rcx };
+                    // `a = a OP [m]`.
+                    for (op, want) in alu_results(imm as u32, old32) {
+                        let got = run_on(
+                            &mut arena,
+                            |e| {
+                                setup(e);
+                                e.emit_load_imm(a, imm as u32);
+                                e.emit_alu32_mem(op, a, m);
+                                e.emit_mov64(Reg::Rax, a);
+                            },
+                            mid,
+                        );
+                        assert_eq!(got, want as u64, "{op:?} {a:?}, {what}");
+                    }
                     for (w64, value) in [(false, old32 as u64), (true, old64)] {
                         for (with, want) in [(value, 1), (value ^ 0x100, 0)] {
                             let equal = run_on(
