@@ -209,10 +209,10 @@ pub struct Engine {
     #[allow(clippy::vec_box)]
     #[cfg(all(tier1, tier2))]
     retired_region_use: Vec<Box<contract::RegionUse>>,
-    /// Turns of the run loop, for the periodic look at [`Engine::region_use`], every
-    /// `region_review_turns` ([`REGION_REVIEW_TURNS`]; tests look more often).
+    /// Turns of the run loop left until the next look at [`Engine::region_use`], which comes
+    /// every `region_review_turns` ([`REGION_REVIEW_TURNS`]; tests look more often).
     #[cfg(all(tier1, tier2))]
-    run_loop_turns: u32,
+    turns_to_region_review: u32,
     #[cfg(all(tier1, tier2))]
     region_review_turns: u32,
 }
@@ -247,7 +247,7 @@ impl Engine {
             #[cfg(all(tier1, tier2))]
             retired_region_use: Vec::new(),
             #[cfg(all(tier1, tier2))]
-            run_loop_turns: 0,
+            turns_to_region_review: REGION_REVIEW_TURNS,
             #[cfg(all(tier1, tier2))]
             region_review_turns: REGION_REVIEW_TURNS,
         }
@@ -271,6 +271,7 @@ impl Engine {
     #[cfg(all(test, tier1, tier2))]
     pub fn review_regions_every_turn(&mut self) {
         self.region_review_turns = 1;
+        self.turns_to_region_review = 1;
     }
 
     /// Ask for a region at the block at `pc` (decoded, its page mapped) as the policy would.
@@ -942,14 +943,7 @@ impl Engine {
                 self.retired_region_use.push(usage);
             }
             let retired = self.t2.retire_short(entry);
-            for &b in &retired.blocks {
-                self.t1.revert(b, self.blocks[b as usize].host);
-            }
-            for e in self.jump_cache.iter_mut() {
-                if e.region == entry || retired.blocks.contains(&e.block) {
-                    *e = JumpEntry::EMPTY;
-                }
-            }
+            self.unhook_regions(&retired);
         }
     }
 
@@ -959,15 +953,23 @@ impl Engine {
     #[cfg(tier2)]
     fn suspend_fast_region(&mut self, idx: u32) {
         let suspended = self.t2.suspend_fast(idx);
-        if suspended.entries.is_empty() {
+        self.unhook_regions(&suspended);
+    }
+
+    /// Regions taken out of service (`Tier2::suspend_fast`, `Tier2::retire_short`): tier 1's
+    /// stubs for their blocks and the jump-cache entries of both go, and tier 1 compiles the
+    /// blocks again at their next entry.
+    #[cfg(tier2)]
+    fn unhook_regions(&mut self, retired: &t2::Retired) {
+        if retired.entries.is_empty() {
             return;
         }
         #[cfg(tier1)]
-        for &b in &suspended.blocks {
+        for &b in &retired.blocks {
             self.t1.revert(b, self.blocks[b as usize].host);
         }
         for e in self.jump_cache.iter_mut() {
-            if suspended.entries.contains(&e.region) || suspended.blocks.contains(&e.block) {
+            if retired.entries.contains(&e.region) || retired.blocks.contains(&e.block) {
                 *e = JumpEntry::EMPTY;
             }
         }
@@ -1102,8 +1104,9 @@ impl Engine {
             self.install_finished::<P>();
             #[cfg(all(tier1, tier2))]
             {
-                self.run_loop_turns = self.run_loop_turns.wrapping_add(1);
-                if self.run_loop_turns.is_multiple_of(self.region_review_turns) {
+                self.turns_to_region_review -= 1;
+                if self.turns_to_region_review == 0 {
+                    self.turns_to_region_review = self.region_review_turns;
                     self.retire_short_regions();
                 }
             }

@@ -367,6 +367,7 @@ impl Emitter {
         self.store_to(w, base, Some(index), disp, src);
     }
 
+    /// A store to `[base + index + disp]` (see [`Emitter::emit_store`]).
     fn store_to(&mut self, w: Width, base: Reg, index: Option<Reg>, disp: i32, src: Reg) {
         let s = src.n();
         match w {

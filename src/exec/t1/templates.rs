@@ -668,11 +668,6 @@ impl<'a> BlockCompiler<'a> {
         emit_chain_checks(&mut self.e, self.stubs);
     }
 
-    /// See [`emit_dispatch`].
-    fn dispatch_inline(&mut self) {
-        emit_dispatch(&mut self.e, self.stubs);
-    }
-
     /// The label of the exit for a trap at instruction `index` (pc `pc`).
     fn trap_exit(&mut self, index: u32, pc: u32) -> Label {
         if let Some(&(_, _, l)) = self.trap_exits.iter().find(|t| t.0 == index) {
@@ -783,7 +778,7 @@ impl<'a> BlockCompiler<'a> {
                 self.e
                     .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
                 self.chain_checks();
-                self.dispatch_inline();
+                emit_dispatch(&mut self.e, self.stubs);
                 return true;
             }
             Lb | Lh | Lw | Lbu | Lhu => self.load(i, pc, index),

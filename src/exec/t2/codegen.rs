@@ -481,6 +481,20 @@ impl<'ctx> Gen<'ctx, '_> {
         })
     }
 
+    /// A pointer `offset` bytes into the run state (`RunCtx` begins with its `RunState`).
+    fn state_field(&self, offset: u64) -> Result<PointerValue<'ctx>> {
+        // SAFETY: the offset comes from `offset_of!` on `RunState`, which the run context
+        // the generated code is given begins with.
+        Ok(unsafe {
+            self.b.build_gep(
+                self.context.i8_type(),
+                self.rctx,
+                &[self.c64(offset)],
+                "state",
+            )?
+        })
+    }
+
     fn prologue(&mut self, used: u32, f_used: u32, uses_fp: bool) -> Result<()> {
         if uses_fp {
             let mstatus = self
@@ -543,15 +557,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.b.build_store(self.instret, v)?;
         }
         self.entry_instret = v.into_int_value();
-        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
-        let limit_ptr = unsafe {
-            self.b.build_gep(
-                self.context.i8_type(),
-                self.rctx,
-                &[self.c64(Layout::STATE_LIMIT)],
-                "",
-            )?
-        };
+        let limit_ptr = self.state_field(Layout::STATE_LIMIT)?;
         let limit = self
             .b
             .build_load(self.i64t, limit_ptr, "limit")?
@@ -574,15 +580,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.clean_mxcsr()?;
         }
         if self.env.flat {
-            // SAFETY: as for the limit.
-            let base_ptr = unsafe {
-                self.b.build_gep(
-                    self.context.i8_type(),
-                    self.rctx,
-                    &[self.c64(Layout::STATE_FLAT_BASE)],
-                    "",
-                )?
-            };
+            let base_ptr = self.state_field(Layout::STATE_FLAT_BASE)?;
             self.flat_base = Some(
                 self.b
                     .build_load(self.i64t, base_ptr, "flat_base")?
@@ -623,15 +621,7 @@ impl<'ctx> Gen<'ctx, '_> {
             return Ok(self.cap);
         }
         // The reporting helpers clear it (`RunState::region_cap`).
-        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
-        Ok(unsafe {
-            self.b.build_gep(
-                self.context.i8_type(),
-                self.rctx,
-                &[self.c64(Layout::STATE_REGION_CAP)],
-                "region_cap",
-            )?
-        })
+        self.state_field(Layout::STATE_REGION_CAP)
     }
 
     fn reg(&self, r: u8) -> Result<IntValue<'ctx>> {
@@ -892,15 +882,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let offset = self
             .b
             .build_int_mul(slot, self.c64(Layout::JUMP_ENTRY_SIZE), "")?;
-        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
-        let cache_ptr = unsafe {
-            self.b.build_gep(
-                self.context.i8_type(),
-                self.rctx,
-                &[self.c64(Layout::STATE_JUMP_CACHE)],
-                "",
-            )?
-        };
+        let cache_ptr = self.state_field(Layout::STATE_JUMP_CACHE)?;
         let ptrt = self.hart.get_type();
         let cache = self.b.build_load(ptrt, cache_ptr, "jump_cache")?;
         let entry_field = |field: u64| {
@@ -978,15 +960,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// now) to the run state's tier-2 total (for `--stats`).
     fn count_retired(&self, instret: IntValue<'ctx>) -> Result<()> {
         let retired = self.b.build_int_sub(instret, self.entry_instret, "")?;
-        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
-        let ptr = unsafe {
-            self.b.build_gep(
-                self.context.i8_type(),
-                self.rctx,
-                &[self.c64(Layout::STATE_T2_RETIRED)],
-                "",
-            )?
-        };
+        let ptr = self.state_field(Layout::STATE_T2_RETIRED)?;
         let total = self.b.build_load(self.i64t, ptr, "")?.into_int_value();
         let total = self.b.build_int_add(total, retired, "")?;
         self.b.build_store(ptr, total)?;
@@ -1172,11 +1146,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// Add one to the `u64` counter `offset` bytes into the run state.
     fn count(&self, offset: u64) -> Result<()> {
-        // SAFETY: `RunCtx` begins with its `RunState`; the offset is from `offset_of!`.
-        let ptr = unsafe {
-            self.b
-                .build_gep(self.context.i8_type(), self.rctx, &[self.c64(offset)], "")?
-        };
+        let ptr = self.state_field(offset)?;
         let v = self.b.build_load(self.i64t, ptr, "")?.into_int_value();
         let v = self.b.build_int_add(v, self.c64(1), "")?;
         self.b.build_store(ptr, v)?;

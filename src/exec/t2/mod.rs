@@ -164,7 +164,9 @@ pub struct Finished {
     pub opt: T2Opt,
 }
 
-/// Fast regions a fully optimised one replaced ([`Tier2::install`]).
+/// Regions taken out of service: fast ones a fully optimised one replaced
+/// ([`Tier2::install`]), suspended ([`Tier2::suspend_fast`]) or taken back
+/// ([`Tier2::retire_short`]).
 #[derive(Default)]
 pub struct Retired {
     /// Their entries.
