@@ -778,7 +778,12 @@ impl<'a> BlockCompiler<'a> {
                 self.e
                     .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
                 self.chain_checks();
-                emit_dispatch(&mut self.e, self.stubs);
+                if self.chaining {
+                    emit_dispatch(&mut self.e, self.stubs);
+                } else {
+                    // `--no-chain`: every transition goes through the dispatcher.
+                    self.e.emit_jmp_abs(self.stubs.dispatch);
+                }
                 return true;
             }
             Lb | Lh | Lw | Lbu | Lhu => self.load(i, pc, index),
