@@ -9,7 +9,8 @@
 //! Helper addresses are not part of it: objects name their helpers (`loader`). Files are
 //! written whole under a temporary name and renamed, so concurrent runs never see half a file;
 //! a file whose header or checksum does not match is removed and the region compiled. The
-//! cache is trimmed to its size limit (oldest files first) when it is opened.
+//! cache is trimmed to its size limit (oldest files first; the blocks they take on disk) when
+//! it is opened, at most once an hour.
 //!
 //! Only the `rv32vm` binary turns the cache on ([`set_code_cache`]); the library's tests
 //! always compile.
@@ -30,6 +31,11 @@ const MAGIC: &[u8; 8] = b"rv32vmT2";
 const HEADER_LEN: usize = 8 + 16 + 8 + 8;
 /// Default size limit: at the default, about ten different kernels' boots.
 pub const DEFAULT_MAX_BYTES: u64 = 512 << 20;
+/// How often a cache is trimmed: walking a full cache stats a hundred thousand files, CPU
+/// that a short run should not spend beside its compile thread every time it starts.
+const TRIM_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
+/// The file whose modification time says when the cache was last trimmed.
+const TRIM_STAMP: &str = "last-trim";
 
 /// A code cache directory in use.
 #[derive(Debug)]
@@ -55,7 +61,9 @@ pub fn set_code_cache(dir: &Path, max_bytes: u64) -> std::io::Result<()> {
     if CODE_CACHE.set(cache).is_ok() {
         let spawned = super::worker::spawn_without_signals("rv32vm-cache-trim", || {
             if let Some(cache) = CODE_CACHE.get() {
-                cache.trim();
+                if cache.trim_due(std::time::SystemTime::now()) {
+                    cache.trim();
+                }
             }
         });
         if let Err(e) = spawned {
@@ -176,6 +184,26 @@ impl CodeCache {
         }
     }
 
+    /// Whether the cache is due a trim at `now` (not trimmed within [`TRIM_INTERVAL`]); if
+    /// so, marks it trimmed now, so that runs starting meanwhile leave it to this one.
+    fn trim_due(&self, now: std::time::SystemTime) -> bool {
+        let stamp = self.dir.join(TRIM_STAMP);
+        let last = std::fs::metadata(&stamp).and_then(|m| m.modified());
+        if let Ok(last) = last {
+            if now
+                .duration_since(last)
+                .is_ok_and(|age| age < TRIM_INTERVAL)
+            {
+                return false;
+            }
+        }
+        let marked = std::fs::File::create(&stamp).and_then(|f| f.set_modified(now));
+        if let Err(e) = marked {
+            tracing::debug!("code cache: cannot mark the trim: {e}");
+        }
+        true
+    }
+
     /// Remove the oldest files (by modification time) until the cache holds at most
     /// three quarters of its limit, if it holds more than the limit; and temporary files
     /// an interrupted run left behind.
@@ -199,7 +227,7 @@ impl CodeCache {
                     }
                     continue;
                 }
-                files.push((modified, meta.len(), entry.path()));
+                files.push((modified, disk_usage(&meta), entry.path()));
             }
         }
         let mut total: u64 = files.iter().map(|f| f.1).sum();
@@ -236,6 +264,20 @@ fn check(file: &[u8], key: &[u8; 16]) -> Result<(), &'static str> {
         return Err("checksum mismatch");
     }
     Ok(())
+}
+
+/// The space a file takes on disk: small objects fill whole blocks, which is what the
+/// limit is about.
+fn disk_usage(meta: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.blocks() * 512
+    }
+    #[cfg(not(unix))]
+    {
+        meta.len()
+    }
 }
 
 fn checksum(bytes: &[u8]) -> u64 {
@@ -289,7 +331,7 @@ mod tests {
 
     #[test]
     fn trimming_removes_the_oldest_files() {
-        let cache = temp_cache(4 * (HEADER_LEN as u64 + 100));
+        let mut cache = temp_cache(DEFAULT_MAX_BYTES);
         let keys: Vec<[u8; 16]> = (0..8u8).map(|i| [i; 16]).collect();
         for (i, key) in keys.iter().enumerate() {
             cache.put(key, &[0; 100]);
@@ -301,6 +343,9 @@ mod tests {
             file.set_modified(std::time::SystemTime::now() - age)
                 .expect("set mtime");
         }
+        // The limit counts the blocks each file takes on this file system.
+        let per_file = disk_usage(&std::fs::metadata(cache.path(&keys[0])).expect("stat"));
+        cache.max_bytes = 4 * per_file;
         cache.trim();
         let kept: Vec<bool> = keys.iter().map(|k| cache.path(k).exists()).collect();
         assert_eq!(
@@ -308,6 +353,18 @@ mod tests {
             [false, false, false, false, false, true, true, true],
             "the newest three quarters of the limit stay"
         );
+        let _ = std::fs::remove_dir_all(&cache.dir);
+    }
+
+    #[test]
+    fn a_cache_is_trimmed_at_most_once_an_hour() {
+        let cache = temp_cache(DEFAULT_MAX_BYTES);
+        let now = std::time::SystemTime::now();
+        assert!(cache.trim_due(now), "a cache never trimmed is due");
+        assert!(!cache.trim_due(now + std::time::Duration::from_secs(60)));
+        assert!(cache.trim_due(now + TRIM_INTERVAL + std::time::Duration::from_secs(1)));
+        // A clock that went back does not stop trims for good: the stamp is rewritten.
+        assert!(cache.trim_due(now - std::time::Duration::from_secs(7200)));
         let _ = std::fs::remove_dir_all(&cache.dir);
     }
 }
