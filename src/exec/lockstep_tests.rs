@@ -2348,6 +2348,65 @@ fn a_loop_whose_chain_a_device_access_ends_is_not_sampled_as_hot() {
 
 #[test]
 #[cfg(all(tier1, tier2))]
+fn a_block_sampled_hot_gets_its_first_region_optimised_in_the_background() {
+    // Plain `--tier t2`: a block that already has more samples than the re-optimisation
+    // threshold when it earns a region would have its fast region suspended at the next
+    // sample, so the guest does not wait for one: the optimised region compiles in the
+    // background while tier 1 runs the loops, and then takes over (no fast region, nothing
+    // re-optimised). Results are the interpreter's.
+    let code = nested_loops(300, 100);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let limit = 80_000;
+    let reference = interpreted(&code, &data, limit);
+    let (mut plat, mut hart, mut engine) = engine_at_start(
+        &code,
+        &data,
+        EngineConfig {
+            tier: Tier::T2,
+            ir: ALL_PASSES,
+            t2_threshold: u32::MAX,
+            t2_reoptimise_threshold: 2,
+            ..EngineConfig::default()
+        },
+    );
+    engine.sample_every_region_exit();
+    engine.run_blocks(&mut hart, &mut plat, 1_000);
+    let inner = CODE_BASE + 8;
+    let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
+    engine.blocks[inner_idx as usize].profile.hot_samples = 3;
+    let first = crate::exec::t2::RegionAsk::First;
+    assert_eq!(
+        engine.request_region_at(&mut hart, &mut plat, inner, first),
+        0,
+        "the run goes on without waiting"
+    );
+    assert!(engine.t2.busy(), "the region is compiling");
+    assert!(!engine.t2.wants(inner_idx), "asked for once");
+    let t1_before = engine.stats.t1_insns;
+    engine.run_blocks(&mut hart, &mut plat, 2_000);
+    assert!(engine.stats.t1_insns > t1_before, "tier 1 ran the loops");
+    install_background_compiles(&mut engine);
+    assert!(
+        engine.t2.region_for(inner_idx, inner) != 0 && engine.t2.has_full_region(inner_idx),
+        "the loops run in the optimised region"
+    );
+    let t2_before = engine.stats.t2_insns;
+    let left = limit - hart.instret;
+    engine.run(&mut hart, &mut plat, Some(left));
+    assert!(
+        engine.stats.t2_insns > t2_before,
+        "the optimised region ran"
+    );
+    assert_eq!(
+        engine.t2.stats.reoptimised, 0,
+        "no fast region to re-optimise"
+    );
+    assert_eq!(hart.x, reference.x, "registers");
+    assert_eq!((hart.pc, hart.instret), (reference.pc, reference.instret));
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
 fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
     // Plain `--tier t2` (tier 1 on, re-optimisation in the background): once the loops' fast
     // region is hot, its re-optimisation is asked for, and until it is installed tier 1 runs
@@ -2373,6 +2432,9 @@ fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
     engine.run_blocks(&mut hart, &mut plat, 1_000);
     let inner = CODE_BASE + 8;
     let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
+    // Not sampled yet: its first region is compiled fast (a block already sampled hot gets
+    // a full one in the background: the next test).
+    engine.blocks[inner_idx as usize].profile.hot_samples = 0;
     let first = crate::exec::t2::RegionAsk::First;
     assert_ne!(
         engine.request_region_at(&mut hart, &mut plat, inner, first),

@@ -624,7 +624,11 @@ impl Engine {
         ask: t2::RegionAsk,
     ) -> usize {
         let first = ask == t2::RegionAsk::First;
-        let opt = if first {
+        let in_background = first
+            && self
+                .policy
+                .t2_first_region_in_background(self.blocks[idx as usize].profile.hot_samples);
+        let opt = if first && !in_background {
             self.config.t2_opt()
         } else {
             T2Opt::Full
@@ -694,7 +698,9 @@ impl Engine {
         members.retain(|&(_, _, member_pc)| {
             member_pc != pc && plan.blocks.iter().any(|b| b.pc == member_pc)
         });
-        let wait = if first {
+        let wait = if in_background {
+            false
+        } else if first {
             self.policy.t2_waits()
         } else {
             self.policy.t2_reoptimise_waits()

@@ -278,6 +278,16 @@ impl Policy {
         self.t2_reoptimises() && !self.t2_reoptimise_wait && self.t1_enabled()
     }
 
+    /// Whether a block's first region, asked for when the block already has `samples` samples,
+    /// is compiled with full optimisation in the background while tier 1 runs the block,
+    /// instead of fast while the guest waits: its fast region would be suspended for a
+    /// re-optimisation at its next sample (`t2_suspends_fast_regions`), so waiting for it
+    /// bought a millisecond of code slower than tier 1's (a loop sampled at every chaining
+    /// budget reaches the re-optimisation threshold long before the region threshold).
+    pub fn t2_first_region_in_background(&self, samples: u32) -> bool {
+        self.t2_suspends_fast_regions() && self.t2_reoptimise_due(samples)
+    }
+
     /// Whether a region that tier 1 entered `entries` times, retiring `insns` instructions in
     /// them, runs too little per entry and goes back to tier 1 ([`MIN_REGION_INSNS_PER_ENTRY`]).
     pub fn t2_region_too_short(&self, entries: u64, insns: u64) -> bool {
@@ -410,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn only_a_background_reoptimisation_with_tier_1_on_suspends_fast_regions() {
+    fn only_a_background_reoptimisation_with_tier_1_on_suspends_or_skips_fast_regions() {
         let config = |tier, t2_threshold, deterministic| EngineConfig {
             tier,
             t2_threshold,
@@ -428,8 +438,17 @@ mod tests {
                 config(Tier::Auto, 64, false),
             ),
         ] {
-            assert!(!Policy::new(&other).t2_suspends_fast_regions(), "{why}");
+            let other = Policy::new(&other);
+            assert!(!other.t2_suspends_fast_regions(), "{why}");
+            assert!(!other.t2_first_region_in_background(u32::MAX), "{why}");
         }
+        // A block sampled past the re-optimisation threshold gets no fast region first.
+        let after = DEFAULT_T2_REOPTIMISE_THRESHOLD;
+        assert!(!t2.t2_first_region_in_background(after));
+        assert_eq!(
+            t2.t2_first_region_in_background(after + 1),
+            cfg!(all(tier1, tier2))
+        );
     }
 
     #[test]

@@ -34,8 +34,12 @@ pub const DEFAULT_MAX_BYTES: u64 = 512 << 20;
 /// How often a cache is trimmed: walking a full cache stats a hundred thousand files, CPU
 /// that a short run should not spend beside its compile thread every time it starts.
 const TRIM_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
-/// The file whose modification time says when the cache was last trimmed.
+/// The file whose modification time says when a trim of the cache last finished.
 const TRIM_STAMP: &str = "last-trim";
+/// The file whose modification time says when a run last started a trim, and for how long
+/// other runs leave the trim to it.
+const TRIM_CLAIM_STAMP: &str = "trim-started";
+const TRIM_CLAIM: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A code cache directory in use.
 #[derive(Debug)]
@@ -63,6 +67,7 @@ pub fn set_code_cache(dir: &Path, max_bytes: u64) -> std::io::Result<()> {
             if let Some(cache) = CODE_CACHE.get() {
                 if cache.trim_due(std::time::SystemTime::now()) {
                     cache.trim();
+                    cache.stamp(TRIM_STAMP, std::time::SystemTime::now());
                 }
             }
         });
@@ -184,24 +189,27 @@ impl CodeCache {
         }
     }
 
-    /// Whether the cache is due a trim at `now` (not trimmed within [`TRIM_INTERVAL`]); if
-    /// so, marks it trimmed now, so that runs starting meanwhile leave it to this one.
+    /// Whether the cache is due a trim at `now`: not trimmed within [`TRIM_INTERVAL`], and no
+    /// other run started a trim within [`TRIM_CLAIM`]. If so, claims the trim: a run that
+    /// ends before its trim does (most short ones) leaves it to a later run.
     fn trim_due(&self, now: std::time::SystemTime) -> bool {
-        let stamp = self.dir.join(TRIM_STAMP);
-        let last = std::fs::metadata(&stamp).and_then(|m| m.modified());
-        if let Ok(last) = last {
-            if now
-                .duration_since(last)
-                .is_ok_and(|age| age < TRIM_INTERVAL)
-            {
-                return false;
-            }
+        let recent = |name: &str, within: std::time::Duration| {
+            let last = std::fs::metadata(self.dir.join(name)).and_then(|m| m.modified());
+            last.is_ok_and(|last| now.duration_since(last).is_ok_and(|age| age < within))
+        };
+        if recent(TRIM_STAMP, TRIM_INTERVAL) || recent(TRIM_CLAIM_STAMP, TRIM_CLAIM) {
+            return false;
         }
-        let marked = std::fs::File::create(&stamp).and_then(|f| f.set_modified(now));
-        if let Err(e) = marked {
-            tracing::debug!("code cache: cannot mark the trim: {e}");
-        }
+        self.stamp(TRIM_CLAIM_STAMP, now);
         true
+    }
+
+    /// Set the modification time of the file `name` in the cache directory to `when`.
+    fn stamp(&self, name: &str, when: std::time::SystemTime) {
+        let path = self.dir.join(name);
+        if let Err(e) = std::fs::File::create(&path).and_then(|f| f.set_modified(when)) {
+            tracing::debug!("code cache: cannot stamp {}: {e}", path.display());
+        }
     }
 
     /// Remove the oldest files (by modification time) until the cache holds at most
@@ -360,11 +368,17 @@ mod tests {
     fn a_cache_is_trimmed_at_most_once_an_hour() {
         let cache = temp_cache(DEFAULT_MAX_BYTES);
         let now = std::time::SystemTime::now();
+        let minutes = |m: u64| std::time::Duration::from_secs(60 * m);
         assert!(cache.trim_due(now), "a cache never trimmed is due");
-        assert!(!cache.trim_due(now + std::time::Duration::from_secs(60)));
-        assert!(cache.trim_due(now + TRIM_INTERVAL + std::time::Duration::from_secs(1)));
-        // A clock that went back does not stop trims for good: the stamp is rewritten.
-        assert!(cache.trim_due(now - std::time::Duration::from_secs(7200)));
+        // A run that started a trim and ended before it finished: the next minute's runs
+        // leave it to that one, later runs take it over.
+        assert!(!cache.trim_due(now + minutes(0)));
+        assert!(cache.trim_due(now + minutes(2)));
+        cache.stamp(TRIM_STAMP, now + minutes(3));
+        assert!(!cache.trim_due(now + minutes(30)));
+        assert!(cache.trim_due(now + minutes(64)));
+        // A clock that went back does not stop trims for good.
+        assert!(cache.trim_due(now - minutes(120)));
         let _ = std::fs::remove_dir_all(&cache.dir);
     }
 }
