@@ -1081,12 +1081,24 @@ impl<'ctx> Gen<'ctx, '_> {
         match (self.blocks.get(&taken), self.blocks.get(&not_taken)) {
             (Some(&yes), Some(&no)) => {
                 let stop = self.must_stop()?;
-                let pc = self
-                    .b
-                    .build_select(cond, pcs.0, pcs.1, "")?
-                    .into_int_value();
                 let pick = self.new_bb("pick");
-                self.leave_if(stop, pc, 0, Exit::NEXT, pick)?;
+                let select_pc = |g: &Self| -> Result<IntValue<'ctx>> {
+                    Ok(g.b.build_select(cond, pcs.0, pcs.1, "")?.into_int_value())
+                };
+                if self.in_place() {
+                    // A fast region: one basic block fewer to generate at O0.
+                    let pc = select_pc(self)?;
+                    self.leave_if(stop, pc, 0, Exit::NEXT, pick)?;
+                } else {
+                    // The pc to leave with is chosen on the way out only: computed before
+                    // the check (the exit's value arrives from this block), it cost every
+                    // branch of a hot loop two constant moves and a `cmov`.
+                    let stopping = self.new_bb("stop");
+                    self.branch_unlikely(stop, stopping, pick)?;
+                    self.b.position_at_end(stopping);
+                    let pc = select_pc(self)?;
+                    self.leave_region(pc, 0, Exit::NEXT)?;
+                }
                 self.b.position_at_end(pick);
                 self.b.build_conditional_branch(cond, yes, no)?;
                 Ok(())
