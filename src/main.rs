@@ -411,7 +411,8 @@ struct EngineArgs {
     /// times, then tier 2 regions compiled in the background for blocks that stay hot),
     /// `interp` (interpreter only), `t1` (compile every block with tier 1 before it first
     /// runs) or `t2` (tier 1 for every block, and a tier-2 region compiled before a block
-    /// runs again once it proves hot; see --t2-threshold).
+    /// runs again once it proves hot, or in the background while tier 1 runs it if the block
+    /// is already where the guest spends its time; see --t2-threshold).
     #[arg(long, default_value = "auto", value_parser = parse_tier)]
     tier: Tier,
     /// With --tier auto: compile a block after it ran this many times.
