@@ -155,10 +155,16 @@ fn run_like_qemu(
     reference: &Outcome,
     args: &[&std::ffi::OsStr],
     program: &Path,
+    guest_args: &[&str],
     what: &str,
 ) -> String {
     let mut command = std::process::Command::new(rv32vm_binary());
-    command.arg("run").args(args).arg("--").arg(program);
+    command
+        .arg("run")
+        .args(args)
+        .arg("--")
+        .arg(program)
+        .args(guest_args);
     guest_harness::set_guest_environment(&mut command);
     let actual = guest_harness::run_captured(&mut command, std::time::Duration::from_secs(120))
         .unwrap_or_else(|e| panic!("cannot run rv32vm: {e}"));
@@ -171,13 +177,13 @@ fn run_like_qemu(
     String::from_utf8_lossy(&actual.stderr).into_owned()
 }
 
-/// qemu-riscv32's run of guest `name` (at `program`), which exits 0.
+/// qemu-riscv32's run of guest `name` (at `program`) with `guest_args`, which exits 0.
 #[cfg(all(feature = "t2", target_arch = "x86_64"))]
-fn qemu_reference(name: &str, program: &Path) -> Outcome {
+fn qemu_reference(name: &str, program: &Path, guest_args: &[&str]) -> Outcome {
     GuestRun {
         name,
         program: program.to_path_buf(),
-        args: Vec::new(),
+        args: guest_args.iter().map(OsString::from).collect(),
         setup: &no_setup,
         expected_end: ExpectedEnd::Exit(0),
         env: Vec::new(),
@@ -207,17 +213,26 @@ fn t2_everywhere(extra: &[&'static str]) -> Vec<&'static std::ffi::OsStr> {
 }
 
 /// Plain `--tier t2` (no `--t2-threshold`): tier 1 compiles every block before it first
-/// runs, and the blocks the guest keeps coming back to get tier-2 regions, compiled before
-/// they run again: the output is qemu's, and both tiers ran. (Re-optimisation happens in the
-/// background, so whether it lands before this short run ends is not asserted.)
+/// runs, and the blocks the guest keeps coming back to get tier-2 regions: the output is
+/// qemu's, and both tiers ran. A loop already sampled hot when it earns its region gets it
+/// compiled in the background while tier 1 runs it, so the program runs long enough (scale
+/// 20, about 0.3 s) for such a region to land. (Re-optimisation happens in the background
+/// too; whether it lands is not asserted.)
 #[cfg(all(feature = "t2", target_arch = "x86_64"))]
 #[test]
 fn plain_tier_2_runs_cold_code_in_tier_1_and_hot_code_in_regions() {
     let name = "indirect";
     let program = build_guests().join(name);
-    let reference = qemu_reference(name, &program);
+    let scale = ["20"];
+    let reference = qemu_reference(name, &program, &scale);
     let args = ["--tier", "t2", "--no-code-cache", "--stats"].map(std::ffi::OsStr::new);
-    let stats = run_like_qemu(&reference, &args, &program, "indirect under --tier t2");
+    let stats = run_like_qemu(
+        &reference,
+        &args,
+        &program,
+        &scale,
+        "indirect under --tier t2",
+    );
     assert!(
         stat(&stats, "blocks compiled") > 0,
         "tier 1 compiled nothing:\n{stats}"
@@ -237,12 +252,13 @@ fn reoptimised_regions_keep_qemus_output() {
     let guests = build_guests();
     for name in ["indirect", "qsort"] {
         let program = guests.join(name);
-        let reference = qemu_reference(name, &program);
+        let reference = qemu_reference(name, &program, &[]);
         let args = t2_everywhere(&["--stats"]);
         let stats = run_like_qemu(
             &reference,
             &args,
             &program,
+            &[],
             &format!("{name} under --tier t2 with re-optimisation"),
         );
         let reoptimised = stat(&stats, "re-optimised");
@@ -263,9 +279,15 @@ fn reoptimised_regions_keep_qemus_output() {
 fn many_code_flushes_leave_tier_2_room_to_compile() {
     let name = "code_patching";
     let program = build_guests().join(name);
-    let reference = qemu_reference(name, &program);
+    let reference = qemu_reference(name, &program, &[]);
     let args = t2_everywhere(&["--no-code-cache", "--stats"]);
-    let stats = run_like_qemu(&reference, &args, &program, "code_patching under --tier t2");
+    let stats = run_like_qemu(
+        &reference,
+        &args,
+        &program,
+        &[],
+        "code_patching under --tier t2",
+    );
     assert!(
         !stats.contains("no host memory"),
         "tier 2 ran out of code memory:\n{}",
@@ -316,14 +338,14 @@ fn code_cache_serves_a_second_run_and_survives_damaged_files() {
     };
     for name in ["qsort", "indirect"] {
         let program = guests.join(name);
-        let reference = qemu_reference(name, &program);
+        let reference = qemu_reference(name, &program, &[]);
         // Fast regions only: re-optimisation in the background would make the regions
         // planned depend on timing.
         let mut args = t2_everywhere(&["--t2-opt", "fast", "--stats", "--code-cache"]);
         args.push(cache.path().as_os_str());
         let run = |label: &str| {
             let what = format!("{name}, {label} run with a code cache,");
-            from_code_cache(&run_like_qemu(&reference, &args, &program, &what))
+            from_code_cache(&run_like_qemu(&reference, &args, &program, &[], &what))
         };
         let before = cache_files().len();
         run("first");

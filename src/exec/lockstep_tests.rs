@@ -2346,6 +2346,69 @@ fn a_loop_whose_chain_a_device_access_ends_is_not_sampled_as_hot() {
     assert_eq!(samples_at_loop(MMIO_BASE), 0, "a loop polling a device");
 }
 
+/// The instruction limit of the nested loops run by [`nested_loops_under_t2`].
+#[cfg(all(tier1, tier2))]
+const NESTED_LOOPS_LIMIT: u64 = 80_000;
+
+/// Nested loops under plain `--tier t2` (tier 1 on, re-optimisation in the background after
+/// `reoptimise_threshold` samples), run for a while with every region exit sampled; then
+/// the inner loop's block gets `inner_samples` samples. Returns the machine, the
+/// interpreter's state at [`NESTED_LOOPS_LIMIT`], the inner loop's pc and block index.
+#[cfg(all(tier1, tier2))]
+fn nested_loops_under_t2(
+    reoptimise_threshold: u32,
+    inner_samples: u32,
+) -> (TestPlatform, Hart, Engine, Hart, u32, u32) {
+    let code = nested_loops(300, 100);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let reference = interpreted(&code, &data, NESTED_LOOPS_LIMIT);
+    let (mut plat, mut hart, mut engine) = engine_at_start(
+        &code,
+        &data,
+        EngineConfig {
+            tier: Tier::T2,
+            ir: ALL_PASSES,
+            t2_threshold: u32::MAX,
+            t2_reoptimise_threshold: reoptimise_threshold,
+            ..EngineConfig::default()
+        },
+    );
+    engine.sample_every_region_exit();
+    engine.run_blocks(&mut hart, &mut plat, 1_000);
+    let inner = CODE_BASE + 8;
+    let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
+    engine.blocks[inner_idx as usize].profile.hot_samples = inner_samples;
+    (plat, hart, engine, reference, inner, inner_idx)
+}
+
+/// Install what the compile threads finish, check that the inner loop (at `inner`, block
+/// `inner_idx`) now runs in a fully optimised region, run to [`NESTED_LOOPS_LIMIT`] and
+/// compare with the interpreter's `reference`.
+#[cfg(all(tier1, tier2))]
+fn finish_nested_loops_in_the_optimised_region(
+    mut plat: TestPlatform,
+    mut hart: Hart,
+    mut engine: Engine,
+    reference: &Hart,
+    (inner, inner_idx): (u32, u32),
+) -> Engine {
+    install_background_compiles(&mut engine);
+    assert!(
+        engine.t2.region_for(inner_idx, inner) != 0 && engine.t2.has_full_region(inner_idx),
+        "the loops run in the optimised region"
+    );
+    let t2_before = engine.stats.t2_insns;
+    let left = NESTED_LOOPS_LIMIT - hart.instret;
+    engine.run(&mut hart, &mut plat, Some(left));
+    assert!(
+        engine.stats.t2_insns > t2_before,
+        "the optimised region ran"
+    );
+    assert_eq!(hart.x, reference.x, "registers");
+    assert_eq!((hart.pc, hart.instret), (reference.pc, reference.instret));
+    engine
+}
+
 #[test]
 #[cfg(all(tier1, tier2))]
 fn a_block_sampled_hot_gets_its_first_region_optimised_in_the_background() {
@@ -2354,26 +2417,7 @@ fn a_block_sampled_hot_gets_its_first_region_optimised_in_the_background() {
     // sample, so the guest does not wait for one: the optimised region compiles in the
     // background while tier 1 runs the loops, and then takes over (no fast region, nothing
     // re-optimised). Results are the interpreter's.
-    let code = nested_loops(300, 100);
-    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let limit = 80_000;
-    let reference = interpreted(&code, &data, limit);
-    let (mut plat, mut hart, mut engine) = engine_at_start(
-        &code,
-        &data,
-        EngineConfig {
-            tier: Tier::T2,
-            ir: ALL_PASSES,
-            t2_threshold: u32::MAX,
-            t2_reoptimise_threshold: 2,
-            ..EngineConfig::default()
-        },
-    );
-    engine.sample_every_region_exit();
-    engine.run_blocks(&mut hart, &mut plat, 1_000);
-    let inner = CODE_BASE + 8;
-    let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
-    engine.blocks[inner_idx as usize].profile.hot_samples = 3;
+    let (mut plat, mut hart, mut engine, reference, inner, inner_idx) = nested_loops_under_t2(2, 3);
     let first = crate::exec::t2::RegionAsk::First;
     assert_eq!(
         engine.request_region_at(&mut hart, &mut plat, inner, first),
@@ -2385,24 +2429,17 @@ fn a_block_sampled_hot_gets_its_first_region_optimised_in_the_background() {
     let t1_before = engine.stats.t1_insns;
     engine.run_blocks(&mut hart, &mut plat, 2_000);
     assert!(engine.stats.t1_insns > t1_before, "tier 1 ran the loops");
-    install_background_compiles(&mut engine);
-    assert!(
-        engine.t2.region_for(inner_idx, inner) != 0 && engine.t2.has_full_region(inner_idx),
-        "the loops run in the optimised region"
-    );
-    let t2_before = engine.stats.t2_insns;
-    let left = limit - hart.instret;
-    engine.run(&mut hart, &mut plat, Some(left));
-    assert!(
-        engine.stats.t2_insns > t2_before,
-        "the optimised region ran"
+    let engine = finish_nested_loops_in_the_optimised_region(
+        plat,
+        hart,
+        engine,
+        &reference,
+        (inner, inner_idx),
     );
     assert_eq!(
         engine.t2.stats.reoptimised, 0,
         "no fast region to re-optimise"
     );
-    assert_eq!(hart.x, reference.x, "registers");
-    assert_eq!((hart.pc, hart.instret), (reference.pc, reference.instret));
 }
 
 #[test]
@@ -2412,29 +2449,10 @@ fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
     // region is hot, its re-optimisation is asked for, and until it is installed tier 1 runs
     // the blocks (its code is faster than a fast region's) and none of them asks for a region
     // of its own. The compile threads are held meanwhile, so the run really goes on without
-    // the region; then the optimised region takes over. Results are the interpreter's.
-    let code = nested_loops(300, 100);
-    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let limit = 80_000;
-    let reference = interpreted(&code, &data, limit);
-    let (mut plat, mut hart, mut engine) = engine_at_start(
-        &code,
-        &data,
-        EngineConfig {
-            tier: Tier::T2,
-            ir: ALL_PASSES,
-            t2_threshold: u32::MAX,
-            t2_reoptimise_threshold: 0,
-            ..EngineConfig::default()
-        },
-    );
-    engine.sample_every_region_exit();
-    engine.run_blocks(&mut hart, &mut plat, 1_000);
-    let inner = CODE_BASE + 8;
-    let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
-    // Not sampled yet: its first region is compiled fast (a block already sampled hot gets
-    // a full one in the background: the next test).
-    engine.blocks[inner_idx as usize].profile.hot_samples = 0;
+    // the region; then the optimised region takes over. Results are the interpreter's. The
+    // inner loop is not sampled yet when it earns its region, so that region is compiled
+    // fast (a block already sampled hot gets a full one in the background: the test above).
+    let (mut plat, mut hart, mut engine, reference, inner, inner_idx) = nested_loops_under_t2(0, 0);
     let first = crate::exec::t2::RegionAsk::First;
     assert_ne!(
         engine.request_region_at(&mut hart, &mut plat, inner, first),
@@ -2462,21 +2480,7 @@ fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {
         "the inner loop asks for no fast region of its own"
     );
     drop(held);
-    install_background_compiles(&mut engine);
-    let region = engine.t2.region_for(inner_idx, inner);
-    assert!(
-        region != 0 && engine.t2.has_full_region(inner_idx),
-        "the loops run in the optimised region"
-    );
-    let t2_before = engine.stats.t2_insns;
-    let left = limit - hart.instret;
-    engine.run(&mut hart, &mut plat, Some(left));
-    assert!(
-        engine.stats.t2_insns > t2_before,
-        "the optimised region ran"
-    );
-    assert_eq!(hart.x, reference.x, "registers");
-    assert_eq!((hart.pc, hart.instret), (reference.pc, reference.instret));
+    finish_nested_loops_in_the_optimised_region(plat, hart, engine, &reference, (inner, inner_idx));
 }
 
 #[test]
