@@ -34,6 +34,9 @@ pub enum LoadError {
     /// The Image header's size (which includes bss) is smaller than the file: corrupt header.
     #[error("kernel Image header is inconsistent: it claims {claimed} bytes in memory but the file has {actual}")]
     InconsistentImage { claimed: u64, actual: usize },
+    /// An EFI-stub Image whose PE section table places data past the end of the file.
+    #[error("kernel Image is truncated: its PE header (EFI stub) places section data up to byte {needed}, but the file has only {actual} bytes")]
+    TruncatedImage { needed: u64, actual: usize },
     /// The Image header claims more memory than a 32-bit machine has: corrupt header.
     #[error("kernel Image header claims {claimed} bytes in memory, more than a 32-bit machine can address")]
     ImageTooLarge { claimed: u64 },
@@ -117,11 +120,56 @@ impl Kernel {
                 actual: bytes.len(),
             });
         }
+        if let Some(needed) = efi_stub_file_end(bytes) {
+            if needed > bytes.len() as u64 {
+                return Err(LoadError::TruncatedImage {
+                    needed,
+                    actual: bytes.len(),
+                });
+            }
+        }
         Ok(Kernel::Image {
             bytes: bytes.to_vec(),
             size: image_size.max(bytes.len() as u64),
         })
     }
+}
+
+/// Where the file data of an EFI-stub Image ends, by its PE section table (the kernel's
+/// `efi-header.S`: "MZ" at 0, the PE header's offset at 0x3c): the end of the section whose
+/// raw data ends last. `None` for an Image without a (readable) PE header: a plain Image
+/// says nothing of its file size (its `image_size` includes bss).
+fn efi_stub_file_end(bytes: &[u8]) -> Option<u64> {
+    let u16_at = |off: usize| {
+        Some(u16::from_le_bytes(
+            bytes.get(off..off + 2)?.try_into().ok()?,
+        ))
+    };
+    let u32_at = |off: usize| {
+        Some(u32::from_le_bytes(
+            bytes.get(off..off + 4)?.try_into().ok()?,
+        ))
+    };
+    if !bytes.starts_with(b"MZ") {
+        return None;
+    }
+    let pe = u32_at(0x3c)? as usize;
+    if bytes.get(pe..pe + 4)? != b"PE\0\0" {
+        return None;
+    }
+    let sections = u16_at(pe + 6)? as usize;
+    let optional_header = u16_at(pe + 20)? as usize;
+    let table = pe + 24 + optional_header;
+    // A section table cut off by the file's end is itself past the end.
+    let table_end = (table + 40 * sections) as u64;
+    (0..sections)
+        .map(|i| {
+            let entry = table + 40 * i;
+            let raw_size = u32_at(entry + 16).unwrap_or(0);
+            let raw_start = u32_at(entry + 20).unwrap_or(0);
+            u64::from(raw_start) + u64::from(raw_size)
+        })
+        .fold(Some(table_end), |end, e| end.map(|end| end.max(e)))
 }
 
 /// The M-mode firmware of `--bios FILE`, as parsed. Like QEMU's `-bios`, it takes an ELF
@@ -598,6 +646,45 @@ mod tests {
         ph[28..32].copy_from_slice(&4u32.to_le_bytes()); // p_align
         f.extend_from_slice(&data);
         f
+    }
+
+    /// An EFI-stub Image of `len` bytes whose PE section table has a section of raw data
+    /// at `raw_start..raw_end` (the layout of the kernel's `efi-header.S`).
+    fn efi_image(len: usize, raw_start: u32, raw_end: u32) -> Vec<u8> {
+        let mut f = image(len, 8 << 20);
+        f[..2].copy_from_slice(b"MZ");
+        let pe = 64usize;
+        f[0x3c..0x40].copy_from_slice(&(pe as u32).to_le_bytes());
+        f[pe..pe + 4].copy_from_slice(b"PE\0\0");
+        f[pe + 6..pe + 8].copy_from_slice(&1u16.to_le_bytes()); // NumberOfSections
+        let optional_header = 112u16;
+        f[pe + 20..pe + 22].copy_from_slice(&optional_header.to_le_bytes());
+        let section = pe + 24 + optional_header as usize;
+        f[section..section + 8].copy_from_slice(b".text\0\0\0");
+        f[section + 16..section + 20].copy_from_slice(&(raw_end - raw_start).to_le_bytes());
+        f[section + 20..section + 24].copy_from_slice(&raw_start.to_le_bytes());
+        f
+    }
+
+    #[test]
+    fn a_truncated_efi_stub_image_is_an_error() {
+        assert!(Kernel::parse(&efi_image(8192, 4096, 8192)).is_ok());
+        assert!(matches!(
+            Kernel::parse(&efi_image(8192, 4096, 8192)[..6000]),
+            Err(LoadError::TruncatedImage {
+                needed: 8192,
+                actual: 6000
+            })
+        ));
+        // Cut inside the section table itself.
+        assert!(matches!(
+            Kernel::parse(&efi_image(8192, 4096, 8192)[..220]),
+            Err(LoadError::TruncatedImage { .. })
+        ));
+        // "MZ" without a PE header: a plain Image as far as the loader can tell.
+        let mut plain = image(8192, 8 << 20);
+        plain[..2].copy_from_slice(b"MZ");
+        assert!(Kernel::parse(&plain).is_ok());
     }
 
     #[test]
