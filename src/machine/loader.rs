@@ -162,14 +162,16 @@ fn efi_stub_file_end(bytes: &[u8]) -> Option<u64> {
     let table = pe + 24 + optional_header;
     // A section table cut off by the file's end is itself past the end.
     let table_end = (table + 40 * sections) as u64;
-    (0..sections)
+    let data_end = (0..sections)
         .map(|i| {
             let entry = table + 40 * i;
             let raw_size = u32_at(entry + 16).unwrap_or(0);
             let raw_start = u32_at(entry + 20).unwrap_or(0);
             u64::from(raw_start) + u64::from(raw_size)
         })
-        .fold(Some(table_end), |end, e| end.map(|end| end.max(e)))
+        .max()
+        .unwrap_or(0);
+    Some(table_end.max(data_end))
 }
 
 /// The M-mode firmware of `--bios FILE`, as parsed. Like QEMU's `-bios`, it takes an ELF
