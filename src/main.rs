@@ -420,8 +420,9 @@ struct EngineArgs {
     t1_threshold: u32,
     /// With --tier auto: ask tier 2 for a region at a block after this many more entries
     /// from the run loop (default 256). With --tier t2: compile a region at a block, before
-    /// it runs again, after this many entries from the run loop (default 4096; 0: a region at
-    /// every block before it first runs, tier 1 off).
+    /// it runs again (in the background if long runs already keep ending at it), after this
+    /// many entries from the run loop (default 4096; 0: a region at every block before it
+    /// first runs, tier 1 off).
     #[arg(long, value_name = "N")]
     t2_threshold: Option<u32>,
     /// How hard tier 2's LLVM optimises regions: `full` (O2; the default under auto) or
