@@ -216,14 +216,14 @@ fn t2_everywhere(extra: &[&'static str]) -> Vec<&'static std::ffi::OsStr> {
 /// runs, and the blocks the guest keeps coming back to get tier-2 regions: the output is
 /// qemu's, and both tiers ran. A loop already sampled hot when it earns its region gets it
 /// compiled in the background while tier 1 runs it, so the program runs long enough (scale
-/// 20, about 0.3 s) for such a region to land. (Re-optimisation happens in the background
-/// too; whether it lands is not asserted.)
+/// 50, about a second: many compiles' time even on a busy machine) for such a region to
+/// land. (Re-optimisation happens in the background too; whether it lands is not asserted.)
 #[cfg(all(feature = "t2", target_arch = "x86_64"))]
 #[test]
 fn plain_tier_2_runs_cold_code_in_tier_1_and_hot_code_in_regions() {
     let name = "indirect";
     let program = build_guests().join(name);
-    let scale = ["20"];
+    let scale = ["50"];
     let reference = qemu_reference(name, &program, &scale);
     let args = ["--tier", "t2", "--no-code-cache", "--stats"].map(std::ffi::OsStr::new);
     let stats = run_like_qemu(
