@@ -319,12 +319,8 @@ impl Jit {
         e.emit_jcc_abs(emit::Cond::Ne, stubs.exit);
         // It left with a plain next pc: the checks of a chained transfer, then the dispatcher.
         templates::emit_chain_checks(&mut e, stubs);
-        if self.chaining {
-            e.emit_load(emit::Width::B32, false, Reg::Rax, templates::hart_pc());
-            templates::emit_dispatch(&mut e, stubs);
-        } else {
-            e.emit_jmp_abs(stubs.dispatch); // `--no-chain`
-        }
+        e.emit_load(emit::Width::B32, false, Reg::Rax, templates::hart_pc());
+        templates::emit_dispatch(&mut e, stubs, self.chaining);
         let code = e
             .finish()
             .map_err(|err| JitError::Assemble(err.to_string()))?;

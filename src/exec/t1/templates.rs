@@ -101,9 +101,14 @@ pub(super) fn emit_chain_checks(e: &mut Emitter, stubs: &Stubs) {
 /// branch of its own for the host to predict. A hit jumps straight to the target's code;
 /// anything else goes to the dispatcher stub, which makes the platform's checks and probes
 /// again. Like a chained direct jump, a hit leaves the platform's between-blocks work to the
-/// run loop, which the chaining budget brings around.
-pub(super) fn emit_dispatch(e: &mut Emitter, stubs: &Stubs) {
+/// run loop, which the chaining budget brings around. Without `chaining` (`--no-chain`: the
+/// probe is a jump between compiled blocks too) it goes to the dispatcher stub directly.
+pub(super) fn emit_dispatch(e: &mut Emitter, stubs: &Stubs, chaining: bool) {
     let miss = stubs.dispatch;
+    if !chaining {
+        e.emit_jmp_abs(miss);
+        return;
+    }
     let pc = Reg::Rax;
     // rdx = &jump_cache[jump_slot(pc)], with jump_slot(pc) = (pc >> 1) & (size - 1).
     let entry_size = std::mem::size_of::<JumpEntry>() as u32;
@@ -778,12 +783,7 @@ impl<'a> BlockCompiler<'a> {
                 self.e
                     .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
                 self.chain_checks();
-                if self.chaining {
-                    emit_dispatch(&mut self.e, self.stubs);
-                } else {
-                    // `--no-chain`: every transition goes through the dispatcher.
-                    self.e.emit_jmp_abs(self.stubs.dispatch);
-                }
+                emit_dispatch(&mut self.e, self.stubs, self.chaining);
                 return true;
             }
             Lb | Lh | Lw | Lbu | Lhu => self.load(i, pc, index),
