@@ -243,6 +243,44 @@ fn plain_tier_2_runs_cold_code_in_tier_1_and_hot_code_in_regions() {
     );
 }
 
+/// libLLVM is opened only by a run that may use tier 2, after the run started (it took 11 ms of
+/// every run's start when linked): glibc's `LD_DEBUG=files` lists each library the loader
+/// opens, and whether at start-up or by `dlopen`.
+#[cfg(all(feature = "t2", target_arch = "x86_64"))]
+#[test]
+fn only_tier_2_opens_llvm_and_after_the_start() {
+    let program = build_guests().join("indirect");
+    let loaded_libraries = |tier: &str| {
+        let out = std::process::Command::new(rv32vm_binary())
+            .args(["run", "--no-code-cache", "--tier", tier])
+            .arg(&program)
+            .arg("20")
+            .env("LD_DEBUG", "files")
+            .output()
+            .expect("run rv32vm");
+        assert!(
+            out.status.success(),
+            "indirect under --tier {tier}: {out:?}"
+        );
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        log.lines()
+            .filter(|l| l.contains("file=libLLVM") && l.contains(" by "))
+            .map(str::to_string)
+            .collect::<Vec<String>>()
+    };
+    for tier in ["interp", "t1"] {
+        let loads = loaded_libraries(tier);
+        assert!(loads.is_empty(), "--tier {tier} opened LLVM: {loads:?}");
+    }
+    for tier in ["t2", "auto"] {
+        let loads = loaded_libraries(tier);
+        assert!(
+            !loads.is_empty() && loads.iter().all(|l| l.contains("dynamically loaded by")),
+            "--tier {tier} should open LLVM with dlopen: {loads:?}"
+        );
+    }
+}
+
 /// Under `--tier t2` a region compiled fast whose code keeps the guest busy is compiled again
 /// with full optimisation in the background and replaces the fast one (and the fast regions
 /// that ran its block inside themselves): the output must stay qemu's, and it must happen.

@@ -223,6 +223,11 @@ const REGION_REVIEW_TURNS: u32 = 4096;
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Engine {
+        #[cfg(tier2)]
+        if matches!(config.tier, policy::Tier::T2 | policy::Tier::Auto) {
+            // Opening LLVM takes about 10 ms: done meanwhile, it is ready for the first region.
+            t2::llvm_lib::preload();
+        }
         Engine {
             #[cfg(tier1)]
             t1: t1::Jit::new(config.chain),

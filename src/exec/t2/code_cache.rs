@@ -97,11 +97,41 @@ fn build_identity() -> u64 {
         // No way to tell builds apart: a key no other process makes.
         Err(_) => std::process::id().hash(&mut h),
     }
-    let cpu = inkwell::targets::TargetMachine::get_host_cpu_name();
-    let features = inkwell::targets::TargetMachine::get_host_cpu_features();
-    cpu.to_bytes().hash(&mut h);
-    features.to_bytes().hash(&mut h);
+    host_cpu().hash(&mut h);
     h.finish()
+}
+
+/// What LLVM's choice of host CPU and features depends on: the processor's identification and
+/// feature words (CPUID), and which of its features the kernel lets programs use. Read here,
+/// not through LLVM, which the process has not loaded yet when it opens the cache.
+fn host_cpu() -> Vec<u32> {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    let mut words = Vec::new();
+    for leaf in [
+        0,
+        1,
+        0x8000_0000,
+        0x8000_0001,
+        0x8000_0002,
+        0x8000_0003,
+        0x8000_0004,
+    ] {
+        let r = __cpuid(leaf);
+        // Leaf 1's EBX holds the APIC id of the core this runs on: not the CPU's identity.
+        let ebx = if leaf == 1 { 0 } else { r.ebx };
+        words.extend([r.eax, ebx, r.ecx, r.edx]);
+    }
+    for subleaf in [0, 1] {
+        let r = __cpuid_count(7, subleaf);
+        words.extend([r.eax, r.ebx, r.ecx, r.edx]);
+    }
+    let usable = [
+        std::arch::is_x86_feature_detected!("avx"),
+        std::arch::is_x86_feature_detected!("avx2"),
+        std::arch::is_x86_feature_detected!("avx512f"),
+    ];
+    words.extend(usable.map(u32::from));
+    words
 }
 
 /// 128 bits identifying a region's code apart from the helpers it calls: its plan and the

@@ -10,6 +10,7 @@
 
 pub mod code_cache;
 pub mod codegen;
+pub mod llvm_lib;
 pub mod loader;
 pub mod memory;
 pub mod native_fp;

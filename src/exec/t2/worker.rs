@@ -20,6 +20,7 @@ use inkwell::targets::{
 
 use super::code_cache;
 use super::codegen::{build_region, CodegenEnv, REGION_SYMBOL};
+use super::llvm_lib;
 use super::loader;
 use super::memory::CodeMemory;
 use super::region::RegionPlan;
@@ -304,6 +305,14 @@ pub(super) fn spawn_without_signals(
     spawned
 }
 
+/// Run `f`, which touches LLVM, on a thread of its own (as [`spawn_without_signals`], under
+/// the fork guard); if no thread can be started, whoever needs LLVM first runs it instead.
+pub(super) fn in_background(name: &str, f: impl FnOnce() + Send + 'static) {
+    if let Err(e) = spawn_without_signals(name, move || with_fork_guard(f)) {
+        tracing::debug!("{name}: no thread: {e}");
+    }
+}
+
 /// Set by a program that ends its process with `_exit` (the `rv32vm` binary): a dropped
 /// worker's thread is then left to finish (or be ended by `_exit`) instead of waited for, so
 /// a guest's exit never waits for a region still compiling. Others (tests, library users)
@@ -439,6 +448,11 @@ fn compile_loop(
     stripe: usize,
 ) {
     STRIPE.with(|s| s.set(stripe));
+    if let Err(e) = with_fork_guard(llvm_lib::load) {
+        // Dropping the channels tells the engine the thread is gone: it stops asking.
+        tracing::warn!("tier 2 disabled: {e}");
+        return;
+    }
     // LLVM's options and target registry take global locks: under the fork guard like every
     // compile.
     let (machines, context) = with_fork_guard(|| {
