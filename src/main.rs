@@ -422,7 +422,8 @@ struct EngineArgs {
     /// from the run loop (default 256). With --tier t2: compile a region at a block, before
     /// it runs again (in the background if long runs already keep ending at it), after this
     /// many entries from the run loop (default 4096; 0: a region at every block before it
-    /// first runs, tier 1 off).
+    /// first runs, tier 1 off). Under both, a block of user code where long runs of tier-1
+    /// code keep ending (a loop tier 1 chains into itself) asks in the background sooner.
     #[arg(long, value_name = "N")]
     t2_threshold: Option<u32>,
     /// How hard tier 2's LLVM optimises regions: `full` (O2; the default under auto) or

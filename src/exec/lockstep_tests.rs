@@ -2442,6 +2442,60 @@ fn a_block_sampled_hot_gets_its_first_region_optimised_in_the_background() {
     );
 }
 
+/// Nested loops under `--tier auto` whose run-loop entries never earn a region
+/// (`--t2-threshold` out of reach), every exit of compiled code sampled, the hart in `mode`;
+/// after `insns` instructions, whether the inner loop asked for a region.
+#[cfg(all(tier1, tier2))]
+fn sampled_loops_ask_for_a_region(mode: crate::cpu::Priv, insns: u64) -> bool {
+    let code = nested_loops(300, 100);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let reference = interpreted(&code, &data, NESTED_LOOPS_LIMIT);
+    let (mut plat, mut hart, mut engine) = engine_at_start(
+        &code,
+        &data,
+        EngineConfig {
+            tier: Tier::Auto,
+            ir: ALL_PASSES,
+            t1_threshold: 0,
+            t2_threshold: u32::MAX,
+            ..EngineConfig::default()
+        },
+    );
+    hart.prv = mode;
+    engine.sample_every_region_exit();
+    engine.run_blocks(&mut hart, &mut plat, insns);
+    let inner = CODE_BASE + 8;
+    let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
+    let asked = !engine.t2.wants(inner_idx);
+    if asked {
+        finish_nested_loops_in_the_optimised_region(
+            plat,
+            hart,
+            engine,
+            &reference,
+            (inner, inner_idx),
+        );
+    }
+    asked
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
+fn a_user_loop_that_tier_1_chains_gets_a_region_from_its_samples() {
+    // Tier 1 chains a loop into itself, so its block seldom enters the run loop and never
+    // earns a region by entries; once it is sampled hot it asks for one (in the background),
+    // which then runs it with the interpreter's results. Kernel code does not (its hot
+    // spots are bursts that end before a region would land).
+    assert!(sampled_loops_ask_for_a_region(
+        crate::cpu::Priv::User,
+        5_000
+    ));
+    assert!(!sampled_loops_ask_for_a_region(
+        crate::cpu::Priv::Supervisor,
+        5_000
+    ));
+}
+
 #[test]
 #[cfg(all(tier1, tier2))]
 fn tier_1_runs_a_fast_regions_blocks_while_its_reoptimisation_compiles() {

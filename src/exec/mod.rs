@@ -886,7 +886,7 @@ impl Engine {
         limit: u64,
     ) {
         ctx.state.limit = limit;
-        if !self.policy.t2_reoptimises() {
+        if !self.policy.t2_samples() {
             return;
         }
         // A chain a device access ended (a console driver's loop writing the UART) is no long
@@ -921,10 +921,25 @@ impl Engine {
         let p = &mut self.blocks[idx as usize].profile;
         p.hot_samples = p.hot_samples.saturating_add(1);
         let samples = p.hot_samples;
-        if self.t2.region_for(idx, pc) == 0
-            || !self.policy.t2_reoptimise_due(samples)
-            || !self.t2.may_reoptimise(idx)
-        {
+        if self.t2.region_for(idx, pc) == 0 {
+            // User code only: the kernel's hot spots come in bursts (clearing pages, a
+            // boot's probes) that end before a region would land.
+            let user = hart.prv == crate::cpu::Priv::User;
+            if user && self.policy.t2_sampled_due(samples) && self.t2.wants(idx) {
+                if self.policy.t2_takes(&self.blocks[idx as usize].insns) {
+                    tracing::debug!(
+                        pc = format_args!("{pc:#x}"),
+                        samples,
+                        "tier 2: a region for a block sampled hot"
+                    );
+                    self.request_region(hart, plat, idx, pc, t2::RegionAsk::First);
+                } else {
+                    self.t2.decline(idx);
+                }
+            }
+            return;
+        }
+        if !self.policy.t2_reoptimise_due(samples) || !self.t2.may_reoptimise(idx) {
             return;
         }
         tracing::debug!(

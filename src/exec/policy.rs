@@ -185,6 +185,10 @@ pub struct Policy {
     t2_reoptimise_after: Option<u32>,
     /// Re-optimisation waits for the compile (a deterministic run).
     t2_reoptimise_wait: bool,
+    /// Samples after which a block with no region asks for one, whatever its run-loop
+    /// entries: a loop that tier 1 chains into itself seldom enters the run loop. `None`
+    /// without tier 1 (every block then comes through the run loop) and in deterministic runs.
+    t2_sampled_after: Option<u32>,
 }
 
 impl Policy {
@@ -200,16 +204,33 @@ impl Policy {
                 Some(config.t1_threshold.saturating_add(config.t2_threshold)),
             ),
         };
+        let t1_after = t1_after.filter(|_| cfg!(tier1));
+        let t2_after = t2_after.filter(|_| cfg!(tier2));
         Policy {
-            t1_after: t1_after.filter(|_| cfg!(tier1)),
-            t2_after: t2_after.filter(|_| cfg!(tier2)),
+            t1_after,
+            t2_after,
             t2_wait: config.t2_waits(),
             t2_reoptimise_after: config
                 .reoptimises()
                 .then_some(config.t2_reoptimise_threshold)
                 .filter(|_| cfg!(tier2)),
             t2_reoptimise_wait: config.deterministic,
+            t2_sampled_after: Some(config.t2_reoptimise_threshold)
+                .filter(|_| t1_after.is_some() && t2_after.is_some() && !config.deterministic),
         }
+    }
+
+    /// Whether long runs of compiled code are sampled (see [`Policy::t2_sampled_due`] and
+    /// [`Policy::t2_reoptimise_due`]).
+    #[inline(always)]
+    pub fn t2_samples(&self) -> bool {
+        self.t2_reoptimise_after.is_some() || self.t2_sampled_after.is_some()
+    }
+
+    /// Whether a block with no region and `samples` samples should ask for one.
+    #[inline(always)]
+    pub fn t2_sampled_due(&self, samples: u32) -> bool {
+        self.t2_sampled_after.is_some_and(|after| samples > after)
     }
 
     /// Whether tier 1 may compile blocks at all.
@@ -449,6 +470,33 @@ mod tests {
             t2.t2_first_region_in_background(after + 1),
             cfg!(all(tier1, tier2))
         );
+    }
+
+    #[test]
+    fn blocks_sampled_hot_ask_for_a_region_only_while_tier_1_runs_them() {
+        let config = |tier, t2_threshold, deterministic| EngineConfig {
+            tier,
+            t2_threshold,
+            deterministic,
+            ..EngineConfig::default()
+        };
+        let after = DEFAULT_T2_REOPTIMISE_THRESHOLD;
+        for tier in [Tier::Auto, Tier::T2] {
+            let p = Policy::new(&config(tier, 64, false));
+            assert_eq!(p.t2_samples(), cfg!(all(tier1, tier2)), "{tier:?}");
+            assert!(!p.t2_sampled_due(after), "{tier:?}");
+            assert_eq!(p.t2_sampled_due(after + 1), cfg!(all(tier1, tier2)));
+        }
+        for (why, other) in [
+            ("deterministic runs", config(Tier::Auto, 64, true)),
+            (
+                "no tier 1: every block passes the run loop",
+                config(Tier::T2, 0, false),
+            ),
+            ("no tier 2", config(Tier::T1, 64, false)),
+        ] {
+            assert!(!Policy::new(&other).t2_sampled_due(u32::MAX), "{why}");
+        }
     }
 
     #[test]
