@@ -2241,6 +2241,23 @@ fn blocks_of_a_retired_fast_region_stop_calling_it() {
     );
 }
 
+/// `--tier auto` at `CODE_BASE` of `code`, tier 1 at a block's first run, and run-loop
+/// entries never earning a region (`--t2-threshold` out of reach).
+#[cfg(all(tier1, tier2))]
+fn auto_without_entry_regions(code: &[u8], data: &[u8]) -> (TestPlatform, Hart, Engine) {
+    engine_at_start(
+        code,
+        data,
+        EngineConfig {
+            tier: Tier::Auto,
+            ir: ALL_PASSES,
+            t1_threshold: 0,
+            t2_threshold: u32::MAX,
+            ..EngineConfig::default()
+        },
+    )
+}
+
 #[test]
 #[cfg(all(tier1, tier2))]
 fn blocks_of_a_region_being_compiled_ask_for_none_of_their_own() {
@@ -2250,17 +2267,7 @@ fn blocks_of_a_region_being_compiled_ask_for_none_of_their_own() {
     // the region is installed, the inner loop runs in it.
     let code = nested_loops(300, 100);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
-    let (mut plat, mut hart, mut engine) = engine_at_start(
-        &code,
-        &data,
-        EngineConfig {
-            tier: Tier::Auto,
-            ir: ALL_PASSES,
-            t1_threshold: 0,
-            t2_threshold: u32::MAX,
-            ..EngineConfig::default()
-        },
-    );
+    let (mut plat, mut hart, mut engine) = auto_without_entry_regions(&code, &data);
     engine.run_blocks(&mut hart, &mut plat, 2_000);
     let (outer, inner) = (CODE_BASE + 0x14, CODE_BASE + 8);
     let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);
@@ -2450,17 +2457,7 @@ fn sampled_loops_ask_for_a_region(mode: crate::cpu::Priv, insns: u64) -> bool {
     let code = nested_loops(300, 100);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let reference = interpreted(&code, &data, NESTED_LOOPS_LIMIT);
-    let (mut plat, mut hart, mut engine) = engine_at_start(
-        &code,
-        &data,
-        EngineConfig {
-            tier: Tier::Auto,
-            ir: ALL_PASSES,
-            t1_threshold: 0,
-            t2_threshold: u32::MAX,
-            ..EngineConfig::default()
-        },
-    );
+    let (mut plat, mut hart, mut engine) = auto_without_entry_regions(&code, &data);
     hart.prv = mode;
     engine.sample_every_region_exit();
     engine.run_blocks(&mut hart, &mut plat, insns);
