@@ -2478,6 +2478,53 @@ fn sampled_loops_ask_for_a_region(mode: crate::cpu::Priv, insns: u64) -> bool {
 
 #[test]
 #[cfg(all(tier1, tier2))]
+fn a_block_whose_region_expired_unstarted_earns_it_again_by_samples_too() {
+    // Under auto a backlog of regions expires its oldest jobs unstarted (the compile thread
+    // serves the newest first). Their blocks earn a region again, by run-loop entries and by
+    // samples alike: a block sampled hot would otherwise ask again at its next sample, and a
+    // busy queue could expire it again and again.
+    const LOOPS: u32 = 24;
+    // One small counted loop after another: `addi x4, x0, 3`, then the loop's block
+    // `addi x4, x4, -1; bne x4, x0, loop`.
+    let mut words = Vec::new();
+    for i in 0..LOOPS {
+        let at = CODE_BASE + i * 12;
+        words.push((at, i_type(3, 0, 0, 4, 0x13)));
+        words.push((at + 4, i_type(-1, 4, 0, 4, 0x13)));
+        words.push((at + 8, b_type(-4, 0, 4, 1)));
+    }
+    let code = code_of(&words);
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let (mut plat, mut hart, mut engine) = auto_without_entry_regions(&code, &data);
+    engine.run_blocks(&mut hart, &mut plat, u64::from(LOOPS) * 7);
+    let heads: Vec<u32> = (0..LOOPS).map(|i| CODE_BASE + i * 12 + 4).collect();
+    let held = crate::exec::t2::worker::hold_compiles();
+    for &pc in &heads {
+        let idx = block_index(&engine, &mut hart, &mut plat, pc);
+        engine.blocks[idx as usize].profile.hot_samples = 100;
+        let first = crate::exec::t2::RegionAsk::First;
+        assert_eq!(engine.request_region_at(&mut hart, &mut plat, pc, first), 0);
+    }
+    drop(held);
+    install_background_compiles(&mut engine);
+    let mut expired = 0;
+    for &pc in &heads {
+        let idx = block_index(&engine, &mut hart, &mut plat, pc);
+        let samples = engine.blocks[idx as usize].profile.hot_samples;
+        if engine.t2.region_for(idx, pc) == 0 {
+            expired += 1;
+            assert_eq!(samples, 0, "{pc:#x}: its samples start again");
+            assert!(engine.t2.wants(idx), "{pc:#x} may ask again");
+        } else {
+            assert_eq!(samples, 100, "{pc:#x}: compiled, its samples stay");
+        }
+    }
+    assert!(expired > 0, "the backlog's oldest jobs expired");
+    assert_eq!(engine.t2.stats.expired, expired);
+}
+
+#[test]
+#[cfg(all(tier1, tier2))]
 fn a_user_loop_that_tier_1_chains_gets_a_region_from_its_samples() {
     // Tier 1 chains a loop into itself, so its block seldom enters the run loop and never
     // earns a region by entries; once it is sampled hot it asks for one (in the background),

@@ -1020,11 +1020,13 @@ impl Engine {
             for f in self.t2.poll() {
                 self.install_region::<P>(f);
             }
-            // Blocks whose regions expired in the compile queue start earning tier 2 again.
+            // Blocks whose regions expired in the compile queue start earning tier 2 again,
+            // by entries or by samples.
             let cooled = self.policy.t2_cooled_runs();
             for idx in self.t2.take_expired() {
                 if let Some(b) = self.blocks.get_mut(idx as usize) {
                     b.profile.runs = b.profile.runs.min(cooled);
+                    b.profile.hot_samples = 0;
                 }
             }
         }
