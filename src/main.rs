@@ -453,7 +453,7 @@ impl EngineArgs {
     /// The engine configuration; opens the process's code cache (tier 2) as a side effect.
     fn config(&self) -> EngineConfig {
         self.open_code_cache();
-        EngineConfig {
+        let config = EngineConfig {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
             t2_threshold: self.t2_threshold.unwrap_or(match self.tier {
@@ -468,7 +468,10 @@ impl EngineArgs {
                 fuse: !self.no_fuse,
             },
             deterministic: false,
-        }
+        };
+        // Before the guest is loaded: tier 2's LLVM opens meanwhile.
+        rv32vm::exec::prepare_tiers(&config);
+        config
     }
 
     /// The code cache directory the options and the environment ask for, if any, and whether

@@ -221,13 +221,21 @@ pub struct Engine {
 #[cfg(all(tier1, tier2))]
 const REGION_REVIEW_TURNS: u32 = 4096;
 
+/// Start what the tiers of `config` need before their first compile, as soon as the
+/// configuration is known (the CLI calls it before it loads the guest; [`Engine::new`] does
+/// too): tier 2 opens LLVM in the background, about 15 ms, while the guest starts.
+pub fn prepare_tiers(config: &EngineConfig) {
+    #[cfg(tier2)]
+    if matches!(config.tier, Tier::T2 | Tier::Auto) {
+        t2::llvm_lib::preload();
+    }
+    #[cfg(not(tier2))]
+    let _ = config;
+}
+
 impl Engine {
     pub fn new(config: EngineConfig) -> Engine {
-        #[cfg(tier2)]
-        if matches!(config.tier, policy::Tier::T2 | policy::Tier::Auto) {
-            // Opening LLVM takes about 10 ms: done meanwhile, it is ready for the first region.
-            t2::llvm_lib::preload();
-        }
+        prepare_tiers(&config);
         Engine {
             #[cfg(tier1)]
             t1: t1::Jit::new(config.chain),
