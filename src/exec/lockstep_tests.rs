@@ -2460,6 +2460,7 @@ fn sampled_loops_ask_for_a_region(mode: crate::cpu::Priv, insns: u64) -> bool {
     let (mut plat, mut hart, mut engine) = auto_without_entry_regions(&code, &data);
     hart.prv = mode;
     engine.sample_every_region_exit();
+    engine.policy.sample_regions_after(4);
     engine.run_blocks(&mut hart, &mut plat, insns);
     let inner = CODE_BASE + 8;
     let inner_idx = block_index(&engine, &mut hart, &mut plat, inner);

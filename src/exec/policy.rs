@@ -57,6 +57,14 @@ pub const DEFAULT_T2_THRESHOLD_SYNC: u32 = 4096;
 /// run loop learns where the guest spends its time.
 pub const DEFAULT_T2_REOPTIMISE_THRESHOLD: u32 = 4;
 
+/// Samples (as for [`DEFAULT_T2_REOPTIMISE_THRESHOLD`]) after which a block of user code with
+/// no region asks for one, however few its run-loop entries. A hot loop gets that many within
+/// milliseconds (nbody's asked 23-31 ms into the run with 4 or with 256), while a shell's
+/// bursts do not: with 4, the guest's busybox asked for eight regions as the benchmark
+/// started (155 ms of compile CPU, 64 ms for one), which the benchmark's loops waited behind;
+/// with 64 three small ones; with 256 none.
+pub const T2_SAMPLED_REGION_SAMPLES: u32 = 256;
+
 /// While tier 1 runs the rest, a region whose entry is on no cycle needs at least this many
 /// instructions to be compiled. Such a region runs each of its instructions at most once
 /// per entry and pays an entry and an exit each time (registers loaded and stored back, the
@@ -215,7 +223,7 @@ impl Policy {
                 .then_some(config.t2_reoptimise_threshold)
                 .filter(|_| cfg!(tier2)),
             t2_reoptimise_wait: config.deterministic,
-            t2_sampled_after: Some(config.t2_reoptimise_threshold)
+            t2_sampled_after: Some(T2_SAMPLED_REGION_SAMPLES)
                 .filter(|_| t1_after.is_some() && t2_after.is_some() && !config.deterministic),
         }
     }
@@ -231,6 +239,15 @@ impl Policy {
     #[inline(always)]
     pub fn t2_sampled_due(&self, samples: u32) -> bool {
         self.t2_sampled_after.is_some_and(|after| samples > after)
+    }
+
+    /// Tests: blocks with no region ask for one after `samples` samples (where they ask at
+    /// all), so a short run gets there.
+    #[cfg(test)]
+    pub fn sample_regions_after(&mut self, samples: u32) {
+        if let Some(after) = &mut self.t2_sampled_after {
+            *after = samples;
+        }
     }
 
     /// Whether tier 1 may compile blocks at all.
@@ -480,7 +497,7 @@ mod tests {
             deterministic,
             ..EngineConfig::default()
         };
-        let after = DEFAULT_T2_REOPTIMISE_THRESHOLD;
+        let after = T2_SAMPLED_REGION_SAMPLES;
         for tier in [Tier::Auto, Tier::T2] {
             let p = Policy::new(&config(tier, 64, false));
             assert_eq!(p.t2_samples(), cfg!(all(tier1, tier2)), "{tier:?}");
