@@ -450,7 +450,8 @@ struct EngineArgs {
 }
 
 impl EngineArgs {
-    /// The engine configuration; opens the process's code cache (tier 2) as a side effect.
+    /// The engine configuration; opens the process's code cache (tier 2) and starts opening
+    /// LLVM (`exec::prepare_tiers`) as side effects.
     fn config(&self) -> EngineConfig {
         self.open_code_cache();
         let config = EngineConfig {

@@ -516,12 +516,7 @@ impl Engine {
         {
             let mut region = self.t2.region_for(idx, pc);
             if region == 0 && self.policy.t2_due(runs) && self.t2.wants(idx) {
-                if self.policy.t2_takes(&self.blocks[idx as usize].insns) {
-                    region = self.request_region(hart, plat, idx, pc, t2::RegionAsk::First);
-                } else {
-                    // Decided once per epoch, not at every entry of the block.
-                    self.t2.decline(idx);
-                }
+                region = self.ask_for_first_region(hart, plat, idx, pc);
             }
             if region != 0 {
                 // Tier 1's entry for the block, if any, is a stub that calls the region.
@@ -915,10 +910,39 @@ impl Engine {
         }
     }
 
-    /// Count a sample at the block at `hart.pc` (`--tier t2`): once its fast region has more
-    /// than `t2_reoptimise_threshold` samples, ask for it again with full optimisation.
+    /// Block `idx` at `pc` has no region, has earned one (by entries or by samples) and has
+    /// not asked yet (`Tier2::wants`): ask for it if tier 2 takes its instructions, else
+    /// decline it for the epoch (decided once, not at every entry or sample). Returns the
+    /// region if it is ready now.
+    #[cfg(tier2)]
+    fn ask_for_first_region<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        idx: u32,
+        pc: u32,
+    ) -> usize {
+        if self.policy.t2_takes(&self.blocks[idx as usize].insns) {
+            self.request_region(hart, plat, idx, pc, t2::RegionAsk::First)
+        } else {
+            self.t2.decline(idx);
+            0
+        }
+    }
+
+    /// Count a sample at the block at `hart.pc`: a block of user code with no region asks for
+    /// one once it has enough samples (`Policy::t2_sampled_due`); under `--tier t2` a block
+    /// whose fast region has more than `t2_reoptimise_threshold` samples asks for it again
+    /// with full optimisation.
     #[cfg(tier2)]
     fn sample_region_return<P: Platform + 'static>(&mut self, hart: &mut Hart, plat: &mut P) {
+        // User code only asks for first regions: the kernel's hot spots come in bursts
+        // (clearing pages, a boot's probes) that end before a region would land. So kernel
+        // samples only count where fast regions are re-optimised.
+        let user = hart.prv == crate::cpu::Priv::User;
+        if !user && !self.policy.t2_reoptimises() {
+            return;
+        }
         let pc = hart.pc;
         let Some(host) = hart.tlb.lookup(pc, crate::cpu::tlb::Access::Execute) else {
             return;
@@ -930,20 +954,13 @@ impl Engine {
         p.hot_samples = p.hot_samples.saturating_add(1);
         let samples = p.hot_samples;
         if self.t2.region_for(idx, pc) == 0 {
-            // User code only: the kernel's hot spots come in bursts (clearing pages, a
-            // boot's probes) that end before a region would land.
-            let user = hart.prv == crate::cpu::Priv::User;
             if user && self.policy.t2_sampled_due(samples) && self.t2.wants(idx) {
-                if self.policy.t2_takes(&self.blocks[idx as usize].insns) {
-                    tracing::debug!(
-                        pc = format_args!("{pc:#x}"),
-                        samples,
-                        "tier 2: a region for a block sampled hot"
-                    );
-                    self.request_region(hart, plat, idx, pc, t2::RegionAsk::First);
-                } else {
-                    self.t2.decline(idx);
-                }
+                tracing::debug!(
+                    pc = format_args!("{pc:#x}"),
+                    samples,
+                    "tier 2: a block of user code sampled hot"
+                );
+                self.ask_for_first_region(hart, plat, idx, pc);
             }
             return;
         }

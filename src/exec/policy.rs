@@ -457,14 +457,18 @@ mod tests {
         );
     }
 
-    #[test]
-    fn only_a_background_reoptimisation_with_tier_1_on_suspends_or_skips_fast_regions() {
-        let config = |tier, t2_threshold, deterministic| EngineConfig {
+    /// The default configuration with these three settings.
+    fn config(tier: Tier, t2_threshold: u32, deterministic: bool) -> EngineConfig {
+        EngineConfig {
             tier,
             t2_threshold,
             deterministic,
             ..EngineConfig::default()
-        };
+        }
+    }
+
+    #[test]
+    fn only_a_background_reoptimisation_with_tier_1_on_suspends_or_skips_fast_regions() {
         let t2 = Policy::new(&config(Tier::T2, 64, false));
         // Only where both other tiers exist: tier 1 runs the blocks meanwhile.
         assert_eq!(t2.t2_suspends_fast_regions(), cfg!(all(tier1, tier2)));
@@ -491,12 +495,6 @@ mod tests {
 
     #[test]
     fn blocks_sampled_hot_ask_for_a_region_only_while_tier_1_runs_them() {
-        let config = |tier, t2_threshold, deterministic| EngineConfig {
-            tier,
-            t2_threshold,
-            deterministic,
-            ..EngineConfig::default()
-        };
         let after = T2_SAMPLED_REGION_SAMPLES;
         for tier in [Tier::Auto, Tier::T2] {
             let p = Policy::new(&config(tier, 64, false));
@@ -518,14 +516,9 @@ mod tests {
 
     #[test]
     fn a_region_is_too_short_only_with_tier_1_on_after_enough_entries() {
-        let config = |tier, t2_threshold| EngineConfig {
-            tier,
-            t2_threshold,
-            ..EngineConfig::default()
-        };
         let (n, per) = (REGION_USE_MIN_ENTRIES, MIN_REGION_INSNS_PER_ENTRY);
         for tier in [Tier::Auto, Tier::T2] {
-            let p = Policy::new(&config(tier, 64));
+            let p = Policy::new(&config(tier, 64, false));
             let tier1 = cfg!(tier1);
             assert_eq!(p.t2_region_too_short(n, n * per - 1), tier1, "{tier:?}");
             assert!(
@@ -537,7 +530,7 @@ mod tests {
                 "{tier:?}: too few entries yet"
             );
         }
-        let every_block = Policy::new(&config(Tier::T2, 0));
+        let every_block = Policy::new(&config(Tier::T2, 0, false));
         assert!(
             !every_block.t2_region_too_short(n, 0),
             "without tier 1 nothing else would run the blocks"

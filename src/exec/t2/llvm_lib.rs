@@ -172,16 +172,14 @@ fn dl_error() -> String {
 /// the C caller, so a failure ends the process (tier 2's own calls come after [`load`]
 /// succeeded, so this happens only if LLVM cannot be loaded by something else that calls it).
 extern "C" fn first_call(index: u32) -> usize {
-    let name = LLVM_FUNCTIONS
-        .get(index as usize)
-        .map_or("?".into(), |n| n.to_string_lossy());
+    let name = || LLVM_FUNCTIONS[index as usize].to_string_lossy();
     if let Err(e) = load() {
-        eprintln!("rv32vm: error: {e} (calling {name})");
+        eprintln!("rv32vm: error: {e} (calling {})", name());
         std::process::abort();
     }
     let address = slots()[index as usize].load(Ordering::Acquire);
     if address == rv32vm_llvm_first_call as *const () as usize {
-        eprintln!("rv32vm: error: the LLVM library loaded has no {name}");
+        eprintln!("rv32vm: error: the LLVM library loaded has no {}", name());
         std::process::abort();
     }
     address
