@@ -223,11 +223,15 @@ const REGION_REVIEW_TURNS: u32 = 4096;
 
 /// Start what the tiers of `config` need before their first compile, as soon as the
 /// configuration is known (the CLI calls it before it loads the guest; [`Engine::new`] does
-/// too): tier 2 opens LLVM in the background, about 15 ms, while the guest starts.
+/// too): tier 2's compile threads open LLVM in the background, 15-35 ms, while the guest
+/// starts.
 pub fn prepare_tiers(config: &EngineConfig) {
     #[cfg(tier2)]
-    if matches!(config.tier, Tier::T2 | Tier::Auto) {
-        t2::llvm_lib::preload();
+    match config.tier {
+        // Fast regions the guest waits for, and full ones in the background.
+        Tier::T2 => t2::start_compile_threads(2),
+        Tier::Auto => t2::start_compile_threads(1),
+        Tier::Interp | Tier::T1 => {}
     }
     #[cfg(not(tier2))]
     let _ = config;

@@ -4,9 +4,9 @@
 //! it needs) before `main`: 11 ms of every run's start, three times what all of a short
 //! program costs under qemu-riscv32, whatever the tier. Now the build (build.rs) gives each
 //! C API function LLVM exports a trampoline in this executable that jumps through a slot of
-//! `rv32vm_llvm_slots`. [`preload`] opens the library on a thread of its own when an engine
-//! with tier 2 starts and fills the slots, while the guest starts in the interpreter and tier
-//! 1; a compile thread waits for it in [`load`] (at most the rest of those 11 ms).
+//! `rv32vm_llvm_slots`. The first compile thread to call [`load`] opens the library and fills
+//! the slots (tier 2 starts its threads with the run: `super::start_compile_threads`), while
+//! the guest starts in the interpreter and tier 1; other threads wait for it there.
 //!
 //! A slot not filled yet points at [`first_call`], which loads the library, then goes on to
 //! the function (so any call works, whichever thread makes it first); a function the library
@@ -109,16 +109,6 @@ pub fn load() -> Result<(), &'static str> {
         .map_err(|e| e.as_str())
 }
 
-/// Start [`load`] on a thread of its own (every signal blocked, under the fork guard).
-pub fn preload() {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        super::worker::in_background("rv32vm-llvm", || {
-            let _ = load();
-        })
-    });
-}
-
 fn open_and_bind() -> Result<(), String> {
     let started = std::time::Instant::now();
     let file_name = LIBRARY_PATH.rsplit('/').next().unwrap_or(LIBRARY_PATH);
@@ -194,9 +184,6 @@ extern "C" {
 mod tests {
     use super::*;
 
-    /// Set in the copy of the test process that [`the_first_call_loads_llvm`] starts.
-    const FRESH_PROCESS: &str = "RV32VM_TEST_LLVM_FRESH_PROCESS";
-
     fn slot_of(name: &CStr) -> &'static AtomicUsize {
         let index = LLVM_FUNCTIONS.iter().position(|n| *n == name);
         &slots()[index.expect("an exported function")]
@@ -206,19 +193,7 @@ mod tests {
     /// other tests load it) loads it and reaches the function, with its arguments intact.
     #[test]
     fn the_first_call_loads_llvm() {
-        if std::env::var_os(FRESH_PROCESS).is_none() {
-            let test = "exec::t2::llvm_lib::tests::the_first_call_loads_llvm";
-            let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args([test, "--exact", "--test-threads=1"])
-                .env(FRESH_PROCESS, "1")
-                .output()
-                .expect("run the test binary");
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success() && stdout.contains("1 passed"),
-                "{stdout}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        if !super::super::in_fresh_process("exec::t2::llvm_lib::tests::the_first_call_loads_llvm") {
             return;
         }
         let create_message = slot_of(c"LLVMCreateMessage");

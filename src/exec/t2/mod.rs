@@ -194,6 +194,36 @@ thread_local! {
     static SPARE_WORKERS: std::cell::RefCell<Vec<Worker>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Start tier 2's compile threads (`threads` of them, one per optimisation level the tier
+/// asks for) before the guest needs them, once per process, as soon as a run that may use
+/// tier 2 knows its configuration: each opens libLLVM (the first one to get there; 15-35 ms),
+/// makes its LLVM context and target machine and waits as a spare of this thread
+/// ([`SPARE_WORKERS`]), which the engine's first region requests take.
+///
+/// All of it happens before the library starts loading, because `dlopen` holds the dynamic
+/// loader's locks for as long as it runs, and starting a thread (`pthread_create` sets up its
+/// thread-locals under one of them) or first using a thread-local with a destructor
+/// (registered under another) waits for them: started at the first region request, in the
+/// middle of the load, the compile thread stopped the guest for 10-25 ms.
+pub fn start_compile_threads(threads: usize) {
+    SPARE_WORKERS.with(|_| ());
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let starting = worker::hold_llvm_until_started();
+        for _ in 0..threads {
+            match Worker::spawn() {
+                Ok(w) => SPARE_WORKERS.with(|spare| spare.borrow_mut().push(w)),
+                Err(e) => {
+                    // The first region request tries again (and reports it).
+                    tracing::debug!("tier 2: no compile thread yet: {e}");
+                    break;
+                }
+            }
+        }
+        drop(starting);
+    });
+}
+
 /// The compile thread for jobs of optimisation level `opt`: fast compiles, which the guest
 /// waits for, never queue behind a re-optimisation at O2 (tens of milliseconds).
 fn worker_slot(opt: T2Opt) -> usize {
@@ -382,7 +412,13 @@ impl Tier2 {
         self.leave_parents_workers();
         let slot = &mut self.workers[worker_slot(opt)];
         if slot.is_none() && !self.broken {
-            if let Some(w) = SPARE_WORKERS.with(|spare| spare.borrow_mut().pop()) {
+            let spare = SPARE_WORKERS.with(|spare| {
+                let mut spare = spare.borrow_mut();
+                // In a forked child they are the parent's threads (dropped, never joined).
+                spare.retain(Worker::is_ours);
+                spare.pop()
+            });
+            if let Some(w) = spare {
                 *slot = Some(w);
             } else {
                 match Worker::spawn() {
@@ -810,5 +846,92 @@ impl Tier2 {
             next = unsafe { f(hart, ctx) };
         }
         next as u32
+    }
+}
+
+/// Tests that need a process of their own (nothing loaded LLVM or started compile threads
+/// yet): in the test process, run `test` again in a copy of the test binary, check that it
+/// passed and return false; in that copy return true (go on with the test).
+#[cfg(test)]
+pub(crate) fn in_fresh_process(test: &str) -> bool {
+    const FRESH_PROCESS: &str = "RV32VM_TEST_FRESH_PROCESS";
+    if std::env::var_os(FRESH_PROCESS).is_some() {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads=1"])
+        .env(FRESH_PROCESS, "1")
+        .output()
+        .expect("run the test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{EngineConfig, Tier};
+    use std::sync::atomic::Ordering;
+
+    /// A run that may use tier 2 starts its compile thread with the run (which opens LLVM
+    /// meanwhile), and the first region request takes it instead of starting one in the
+    /// middle of the load.
+    #[test]
+    fn a_run_starts_its_compile_thread_and_its_first_request_takes_it() {
+        if !in_fresh_process(
+            "exec::t2::tests::a_run_starts_its_compile_thread_and_its_first_request_takes_it",
+        ) {
+            return;
+        }
+        let started = || worker::THREADS_STARTED.load(Ordering::Relaxed);
+        let spares = || SPARE_WORKERS.with(|spare| spare.borrow().len());
+        let auto = EngineConfig {
+            tier: Tier::Auto,
+            ..EngineConfig::default()
+        };
+        assert_eq!((started(), spares()), (0, 0));
+        crate::exec::prepare_tiers(&auto);
+        assert_eq!((started(), spares()), (1, 1), "started with the run");
+        let mut tier2 = Tier2::new();
+        assert!(tier2.worker(T2Opt::Full).is_some());
+        assert_eq!((started(), spares()), (1, 0), "the request took it");
+        // Later engines in the process start none of their own in advance.
+        crate::exec::prepare_tiers(&auto);
+        assert_eq!(started(), 1);
+        assert_eq!(llvm_lib::load(), Ok(()));
+    }
+
+    /// A guest that forks before its first region request (the process forks with it) does
+    /// not take the compile thread started with the run: the child does not have it.
+    #[test]
+    fn a_forked_child_starts_a_compile_thread_of_its_own() {
+        if !in_fresh_process("exec::t2::tests::a_forked_child_starts_a_compile_thread_of_its_own") {
+            return;
+        }
+        crate::exec::prepare_tiers(&EngineConfig {
+            tier: Tier::Auto,
+            ..EngineConfig::default()
+        });
+        // SAFETY: the child only starts a compile thread and ends with `_exit`.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let mut tier2 = Tier2::new();
+            let ours = tier2.worker(T2Opt::Full).is_some_and(Worker::is_ours);
+            // SAFETY: ends the child at once, without running the parent's destructors.
+            unsafe { libc::_exit(if ours { 0 } else { 1 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child took its parent's compile thread (status {status:#x})"
+        );
     }
 }

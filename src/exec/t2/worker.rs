@@ -228,9 +228,15 @@ pub struct Worker {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Compile threads started in this process (tests).
+#[cfg(test)]
+pub static THREADS_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl Worker {
     /// Start the thread.
     pub fn spawn() -> std::io::Result<Worker> {
+        #[cfg(test)]
+        THREADS_STARTED.fetch_add(1, Ordering::Relaxed);
         guard_forks();
         let (jobs, job_rx) = mpsc::channel();
         let (done_tx, done) = mpsc::channel();
@@ -303,14 +309,6 @@ pub(super) fn spawn_without_signals(
     // SAFETY: restores the mask saved above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut()) };
     spawned
-}
-
-/// Run `f`, which touches LLVM, on a thread of its own (as [`spawn_without_signals`], under
-/// the fork guard); if no thread can be started, whoever needs LLVM first runs it instead.
-pub(super) fn in_background(name: &str, f: impl FnOnce() + Send + 'static) {
-    if let Err(e) = spawn_without_signals(name, move || with_fork_guard(f)) {
-        tracing::debug!("{name}: no thread: {e}");
-    }
 }
 
 /// Set by a program that ends its process with `_exit` (the `rv32vm` binary): a dropped
@@ -441,6 +439,17 @@ fn llvm_options() {
     });
 }
 
+/// Held while [`super::start_compile_threads`] starts the compile threads: they open LLVM only
+/// once all of them are started (`dlopen` would hold up the next `pthread_create`).
+static STARTING_THREADS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Keep the compile threads started meanwhile from opening LLVM until the guard is dropped.
+pub(super) fn hold_llvm_until_started() -> std::sync::MutexGuard<'static, ()> {
+    STARTING_THREADS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn compile_loop(
     jobs: Receiver<Message>,
     done: Sender<CompileDone>,
@@ -448,6 +457,7 @@ fn compile_loop(
     stripe: usize,
 ) {
     STRIPE.with(|s| s.set(stripe));
+    drop(hold_llvm_until_started());
     if let Err(e) = with_fork_guard(llvm_lib::load) {
         // Dropping the channels tells the engine the thread is gone: it stops asking.
         tracing::warn!("tier 2 disabled: {e}");
