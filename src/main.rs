@@ -450,8 +450,7 @@ struct EngineArgs {
 }
 
 impl EngineArgs {
-    /// The engine configuration; opens the process's code cache (tier 2) and starts opening
-    /// LLVM (`exec::prepare_tiers`) as side effects.
+    /// The engine configuration; opens the process's code cache (tier 2) as a side effect.
     fn config(&self) -> EngineConfig {
         self.open_code_cache();
         let config = EngineConfig {
@@ -470,8 +469,6 @@ impl EngineArgs {
             },
             deterministic: false,
         };
-        // Before the guest is loaded: tier 2's LLVM opens meanwhile.
-        rv32vm::exec::prepare_tiers(&config);
         config
     }
 

@@ -221,11 +221,12 @@ pub struct Engine {
 #[cfg(all(tier1, tier2))]
 const REGION_REVIEW_TURNS: u32 = 4096;
 
-/// Start what the tiers of `config` need before their first compile, as soon as the
-/// configuration is known (the CLI calls it before it loads the guest; [`Engine::new`] does
-/// too): tier 2's compile threads open LLVM in the background, 15-35 ms, while the guest
-/// starts.
-pub fn prepare_tiers(config: &EngineConfig) {
+/// Start what the tiers of `config` need before their first compile ([`Engine::new`], once the
+/// guest is loaded): tier 2's compile threads open LLVM in the background, 15-35 ms, while the
+/// guest starts. Not earlier: opened while the guest loaded, the library slowed loading it by
+/// 3-4 ms, which a short program never got back (`hello` under `auto`: 16 ms; 11 ms started
+/// from the engine, as under `t1`).
+fn prepare_tiers(config: &EngineConfig) {
     #[cfg(tier2)]
     match config.tier {
         // Fast regions the guest waits for, and full ones in the background.
