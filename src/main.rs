@@ -453,7 +453,7 @@ impl EngineArgs {
     /// The engine configuration; opens the process's code cache (tier 2) as a side effect.
     fn config(&self) -> EngineConfig {
         self.open_code_cache();
-        let config = EngineConfig {
+        EngineConfig {
             tier: self.tier,
             t1_threshold: self.t1_threshold,
             t2_threshold: self.t2_threshold.unwrap_or(match self.tier {
@@ -468,8 +468,7 @@ impl EngineArgs {
                 fuse: !self.no_fuse,
             },
             deterministic: false,
-        };
-        config
+        }
     }
 
     /// The code cache directory the options and the environment ask for, if any, and whether
