@@ -104,11 +104,18 @@ pub fn load(
         while page < last {
             let existing = mem.page_perm(page as u32);
             if existing & perm::MAPPED == 0 {
-                mem.map(page as u32, PAGE_SIZE as u64, p);
-            } else {
-                // Cannot fail: the page was just mapped as private memory.
-                let _ = mem.protect(page as u32, PAGE_SIZE as u64, (existing & perm::ACCESS) | p);
+                // The run of pages no earlier segment mapped, in one call (a call per page
+                // cost two system calls per page of the program).
+                let mut run_end = page + PAGE_SIZE as u64;
+                while run_end < last && mem.page_perm(run_end as u32) & perm::MAPPED == 0 {
+                    run_end += PAGE_SIZE as u64;
+                }
+                mem.map(page as u32, run_end - page, p);
+                page = run_end;
+                continue;
             }
+            // Cannot fail: the page was just mapped as private memory.
+            let _ = mem.protect(page as u32, PAGE_SIZE as u64, (existing & perm::ACCESS) | p);
             page += PAGE_SIZE as u64;
         }
         // As the kernel maps it: the pages with file bytes are the file from the segment's
