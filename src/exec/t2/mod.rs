@@ -195,8 +195,8 @@ thread_local! {
 }
 
 /// Start tier 2's compile threads (`threads` of them, one per optimisation level the tier
-/// asks for) before the guest needs them, once per process, as soon as a run that may use
-/// tier 2 knows its configuration: each opens libLLVM (the first one to get there; 15-35 ms),
+/// asks for) before the guest needs them, once per process, when the first engine that may
+/// use tier 2 is made: each opens libLLVM (the first one to get there; 15-35 ms),
 /// makes its LLVM context and target machine and waits as a spare of this thread
 /// ([`SPARE_WORKERS`]), which the engine's first region requests take.
 ///
@@ -211,7 +211,7 @@ pub fn start_compile_threads(threads: usize) {
     STARTED.call_once(|| {
         let starting = worker::hold_llvm_until_started();
         for _ in 0..threads {
-            match Worker::spawn() {
+            match Worker::spawn_ahead() {
                 Ok(w) => SPARE_WORKERS.with(|spare| spare.borrow_mut().push(w)),
                 Err(e) => {
                     // The first region request tries again (and reports it).

@@ -235,6 +235,18 @@ pub static THREADS_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::
 impl Worker {
     /// Start the thread.
     pub fn spawn() -> std::io::Result<Worker> {
+        Worker::start(false)
+    }
+
+    /// Start the thread as one of those [`super::start_compile_threads`] starts ahead of the
+    /// engine's requests: it opens LLVM once [`hold_llvm_until_started`]'s guard is dropped.
+    /// (Others never wait for that guard: a child forked while a thread held it would have
+    /// it locked for good.)
+    pub fn spawn_ahead() -> std::io::Result<Worker> {
+        Worker::start(true)
+    }
+
+    fn start(ahead: bool) -> std::io::Result<Worker> {
         #[cfg(test)]
         THREADS_STARTED.fetch_add(1, Ordering::Relaxed);
         guard_forks();
@@ -244,6 +256,9 @@ impl Worker {
         let thread_quit = quit.clone();
         let stripe = next_stripe();
         let thread = spawn_without_signals("rv32vm-t2", move || {
+            if ahead {
+                drop(hold_llvm_until_started());
+            }
             compile_loop(job_rx, done_tx, &thread_quit, stripe)
         })?;
         Ok(Worker {
@@ -440,7 +455,8 @@ fn llvm_options() {
 }
 
 /// Held while [`super::start_compile_threads`] starts the compile threads: they open LLVM only
-/// once all of them are started (`dlopen` would hold up the next `pthread_create`).
+/// once all of them are started (`dlopen` would hold up the next `pthread_create`). Only
+/// threads started there wait for it (see [`Worker::spawn_ahead`]).
 static STARTING_THREADS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Keep the compile threads started meanwhile from opening LLVM until the guard is dropped.
@@ -457,7 +473,6 @@ fn compile_loop(
     stripe: usize,
 ) {
     STRIPE.with(|s| s.set(stripe));
-    drop(hold_llvm_until_started());
     if let Err(e) = with_fork_guard(llvm_lib::load) {
         // Dropping the channels tells the engine the thread is gone: it stops asking.
         tracing::warn!("tier 2 disabled: {e}");
