@@ -97,8 +97,11 @@ const PLAIN_HELPER: &str = "rv32.helper.";
 const FOLDING_HELPER: &str = "rv32.folding_helper.";
 /// Prefix of the `preserve_most` wrappers of slow-path helpers ([`Gen::call_cold`]).
 const COLD_WRAPPER: &str = "rv32.cold.";
-/// LLVM's calling convention number for `preserve_mostcc`.
+/// Prefix of their `preserve_all` versions, for regions with native F/D operations.
+const COLD_ALL_WRAPPER: &str = "rv32.cold_all.";
+/// LLVM's calling convention numbers for `preserve_mostcc` and `preserve_allcc`.
 const PRESERVE_MOST_CC: u32 = 14;
+const PRESERVE_ALL_CC: u32 = 15;
 /// [`MXCSR_TO_FFLAGS`]'s copy in a region's module.
 const MXCSR_TABLE: &str = "rv32.mxcsr_to_fflags";
 
@@ -1348,7 +1351,12 @@ impl<'ctx> Gen<'ctx, '_> {
     /// with LLVM's `preserve_most` convention, which keeps every general-purpose register but
     /// r11 across the call: without it the guest registers a loop keeps in host registers
     /// that C calls clobber spill to the stack, and a loop-carried value (a checksum) went
-    /// through memory on every iteration, slow path taken or not.
+    /// through memory on every iteration, slow path taken or not. Regions with native F/D
+    /// operations keep f registers in vector registers too, which only `preserve_all` keeps
+    /// (its wrapper saves them all, on the slow path): in nbody's loop in system mode (an
+    /// FP load's TLB miss called its helper plainly) that halved the spill and reload
+    /// instructions (3 148 -> 1 764) and cut code generation by a fifth to a half; an integer
+    /// region compiled slower with it than with `preserve_most`.
     fn call_cold(
         &self,
         addr: usize,
@@ -1363,28 +1371,34 @@ impl<'ctx> Gen<'ctx, '_> {
             .env
             .symbol_of(addr)
             .ok_or(CodegenError::UnknownHelper(addr))?;
-        let name = format!("{COLD_WRAPPER}{symbol}");
+        let (prefix, cc) = if self.native_fp {
+            (COLD_ALL_WRAPPER, PRESERVE_ALL_CC)
+        } else {
+            (COLD_WRAPPER, PRESERVE_MOST_CC)
+        };
+        let name = format!("{prefix}{symbol}");
         let wrapper = match self.module.get_function(&name) {
             Some(f) => f,
-            None => self.cold_wrapper(&name, addr, ty)?,
+            None => self.cold_wrapper(&name, cc, addr, ty)?,
         };
         let call = self.b.build_call(wrapper, &self.helper_args(args), "")?;
-        call.set_call_convention(PRESERVE_MOST_CC);
+        call.set_call_convention(cc);
         Ok(self.helper_result(call))
     }
 
-    /// The `preserve_most` wrapper `name` of the helper at `addr` (see [`Gen::call_cold`]):
-    /// it passes its arguments on and returns the helper's result; LLVM saves what the C
-    /// call may clobber.
+    /// The wrapper `name` with calling convention `cc` of the helper at `addr` (see
+    /// [`Gen::call_cold`]): it passes its arguments on and returns the helper's result; LLVM
+    /// saves what the C call may clobber.
     fn cold_wrapper(
         &self,
         name: &str,
+        cc: u32,
         addr: usize,
         ty: FunctionType<'ctx>,
     ) -> Result<FunctionValue<'ctx>> {
         use inkwell::attributes::{Attribute, AttributeLoc};
         let f = self.module.add_function(name, ty, Some(Linkage::Internal));
-        f.set_call_conventions(PRESERVE_MOST_CC);
+        f.set_call_conventions(cc);
         for attr in ["noinline", "nounwind", "cold"] {
             let kind = Attribute::get_named_enum_kind_id(attr);
             f.add_attribute(
@@ -1484,7 +1498,9 @@ impl<'ctx> Gen<'ctx, '_> {
             OpClass::Store { width } => self.store(i, width, pc, index)?,
             OpClass::Fp if native_fp::runs_natively(i) => self.native_fp(i, pc, index)?,
             OpClass::FpMem if native_fp::runs_natively(i) => self.fp_mem(i, pc, index)?,
-            OpClass::Atomic | OpClass::Fp | OpClass::FpMem => self.helper_insn(i, pc, index)?,
+            OpClass::Atomic | OpClass::Fp | OpClass::FpMem => {
+                self.helper_insn(i, pc, index, false)?
+            }
             // Block-ending classes are handled by `block_end`.
             OpClass::Branch | OpClass::Jal | OpClass::Jalr | OpClass::System => {}
         }
@@ -1493,7 +1509,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// An atomic, FP memory or FP instruction `i` at `pc` (the `index`-th of its block) run by
     /// its helper, which reads its operands from the hart and writes its result there.
-    fn helper_insn(&mut self, i: &Insn, pc: u32, index: u64) -> Result<()> {
+    fn helper_insn(&mut self, i: &Insn, pc: u32, index: u64, cold: bool) -> Result<()> {
         let next_pc = pc.wrapping_add(i.len as u32);
         let helper = match i.op.class() {
             OpClass::Atomic => self.helpers().atomic,
@@ -1517,7 +1533,12 @@ impl<'ctx> Gen<'ctx, '_> {
             ],
             false,
         );
-        let status = self.call(helper, ty, &[self.c64(lo).into(), self.c64(hi).into()])?;
+        let args = [self.c64(lo).into(), self.c64(hi).into()];
+        let status = if cold {
+            self.call_cold(helper, ty, &args)?
+        } else {
+            self.call(helper, ty, &args)?
+        };
         self.forget_page_memos()?;
         self.trap_if(status, pc, index)?;
         let dests = i.int_dests();
@@ -1688,7 +1709,7 @@ impl<'ctx> Gen<'ctx, '_> {
             Op::Fsw => (4, true),
             Op::Fsd => (8, true),
             // `runs_natively` sends the others (Zfh's flh, fsh) to the helper.
-            _ => return self.helper_insn(i, pc, index),
+            _ => return self.helper_insn(i, pc, index, false),
         };
         let fp = self.fp_state()?;
         let (fs_on, mstatus) = (self.fp_on(&fp), fp.mstatus);
@@ -1772,7 +1793,7 @@ impl<'ctx> Gen<'ctx, '_> {
             return Ok(());
         }
         self.b.position_at_end(slow);
-        self.helper_insn(i, pc, index)?;
+        self.helper_insn(i, pc, index, true)?;
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
         Ok(())
@@ -1902,7 +1923,7 @@ impl<'ctx> Gen<'ctx, '_> {
             return self.fp_to_int(i, conversion, pc, index);
         }
         let Some(n) = native_fp::native(i.op) else {
-            return self.helper_insn(i, pc, index);
+            return self.helper_insn(i, pc, index, false);
         };
         let NativeFp {
             double,
