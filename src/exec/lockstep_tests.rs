@@ -1615,6 +1615,32 @@ fn fp_flags_of_a_loop_that_chains_to_itself_reach_fflags() {
     assert_ne!(interp.x[6], 0, "the loop raised flags (inexact)");
 }
 
+#[test]
+fn f_registers_live_across_a_device_access_keep_their_values() {
+    // A loop whose first FP load reads a device (every iteration takes the slow path, which
+    // a region with native F/D calls through a `preserve_all` wrapper) while f2-f5 carry
+    // values across it: every tier must end with the interpreter's registers and flags.
+    let fp_op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
+    let fld = |imm: i32, rs1: u32, rd: u32| i_type(imm, rs1, 3, rd, 0x07);
+    let fsd = |imm: i32, rs2: u32, rs1: u32| (s_type(imm, rs2, rs1, 3) & !0x7f) | 0x27;
+    let words = [
+        MMIO_BASE | 6 << 7 | 0x37, // lui x6, MMIO_BASE
+        DATA_BASE | 7 << 7 | 0x37, // lui x7, DATA_BASE
+        fld(8, 6, 1),              // L: fld f1, 8(x6): the device
+        fp_op(0x01, 3, 2, 2),      // fadd.d f2, f2, f3
+        fp_op(0x09, 5, 4, 4),      // fmul.d f4, f4, f5
+        fld(0, 7, 6),              // fld f6, 0(x7)
+        fp_op(0x01, 6, 2, 2),      // fadd.d f2, f2, f6
+        fsd(8, 2, 7),              // fsd f2, 8(x7)
+        i_type(-1, 5, 0, 5, 0x13), // addi x5, x5, -1
+        b_type(-28, 0, 5, 1),      // bne x5, x0, L
+        0x0000_0073,               // ecall
+    ];
+    let doubles = [(2, 0.25), (3, 0.1), (4, 1.0), (5, 1.000_000_1)];
+    let interp = fp_program_in_every_tier(&words, &doubles, 300);
+    assert_ne!(interp.f[4], 1.0f64.to_bits(), "the loop ran");
+}
+
 /// Run `words` from `CODE_BASE` with FP on (RNE), f registers holding `doubles` and x5 =
 /// `x5`, under the interpreter and then every other tier, which must end as it did (at the
 /// last word, an `ecall`) with the same x and f registers, fflags, mstatus, pc and instret.
