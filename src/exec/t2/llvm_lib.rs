@@ -99,11 +99,11 @@ fn slots() -> &'static [AtomicUsize; LLVM_FUNCTIONS.len()] {
 const LIBRARY_PATH: &str = env!("RV32VM_LLVM_LIB");
 
 /// Open libLLVM and fill the slots, once per process; later calls (on any thread) wait for
-/// the first to finish and share its result.
+/// the first to finish and share its result. A failure is reported (once) here.
 pub fn load() -> Result<(), &'static str> {
     static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
     LOADED
-        .get_or_init(open_and_bind)
+        .get_or_init(|| open_and_bind().inspect_err(|e| tracing::warn!("tier 2 disabled: {e}")))
         .as_ref()
         .map(|_| ())
         .map_err(|e| e.as_str())

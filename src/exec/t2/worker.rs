@@ -473,13 +473,9 @@ fn compile_loop(
     stripe: usize,
 ) {
     STRIPE.with(|s| s.set(stripe));
-    if let Err(e) = with_fork_guard(llvm_lib::load) {
-        // Dropping the channels tells the engine the thread is gone: it stops asking. Said
-        // once per process (`--tier t2` starts two threads).
-        static SAID: AtomicBool = AtomicBool::new(false);
-        if !SAID.swap(true, Ordering::Relaxed) {
-            tracing::warn!("tier 2 disabled: {e}");
-        }
+    if with_fork_guard(llvm_lib::load).is_err() {
+        // `load` said why. Dropping the channels tells the engine the thread is gone: it
+        // stops asking.
         return;
     }
     // LLVM's options and target registry take global locks: under the fork guard like every
