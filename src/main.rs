@@ -419,7 +419,8 @@ struct EngineArgs {
     #[arg(long, value_name = "N", default_value_t = rv32vm::exec::DEFAULT_T1_THRESHOLD)]
     t1_threshold: u32,
     /// With --tier auto: ask tier 2 for a region at a block after this many more entries
-    /// from the run loop (default 256). With --tier t2: compile a region at a block, before
+    /// from the run loop (default 256; supervisor code, a kernel's, after 16 times as
+    /// many). With --tier t2: compile a region at a block, before
     /// it runs again (in the background if long runs already keep ending at it), after this
     /// many entries from the run loop (default 4096; 0: a region at every block before it
     /// first runs, tier 1 off). Under both, a block of user code where long runs of tier-1

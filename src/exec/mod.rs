@@ -520,7 +520,7 @@ impl Engine {
         #[cfg(tier2)]
         {
             let mut region = self.t2.region_for(idx, pc);
-            if region == 0 && self.policy.t2_due(runs) && self.t2.wants(idx) {
+            if region == 0 && self.policy.t2_due(runs, hart.prv) && self.t2.wants(idx) {
                 region = self.ask_for_first_region(hart, plat, idx, pc);
             }
             if region != 0 {
