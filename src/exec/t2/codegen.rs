@@ -3090,6 +3090,11 @@ mod tests {
 
     /// The IR of a one-block region made of `words`, after a `jal` out of the page.
     fn region_ir(words: &[u32]) -> String {
+        region_ir_at(words, T2Opt::Fast)
+    }
+
+    /// [`region_ir`] for a system-mode region optimised as `opt` (before LLVM's passes).
+    fn region_ir_at(words: &[u32], opt: T2Opt) -> String {
         let mut insns: Vec<Insn> = words.iter().map(|&w| decode(w)).collect();
         insns.push(decode(0x0000_106f)); // jal x0, +0x1000
         let plan = RegionPlan {
@@ -3105,8 +3110,8 @@ mod tests {
             folding_helpers: Helpers::folding_for_platform::<crate::machine::system::System>(),
             flat: false,
             unchecked: false,
-            opt: T2Opt::Fast,
-            inline_tlb: false,
+            opt,
+            inline_tlb: opt == T2Opt::Full,
         };
         let context = Context::create();
         let module = context.create_module("test");
@@ -3128,5 +3133,33 @@ mod tests {
         // pause orders nothing.
         let ir = region_ir(&[0x0100_000f]);
         assert_eq!(count(&ir, "fence"), 0, "{ir}");
+    }
+
+    #[test]
+    fn accesses_past_a_blocks_first_instruction_leave_a_full_region_instead_of_calling() {
+        // lw a0,0(a1); lw a2,4(a1); sw a0,8(a1)
+        let words = [0x0005_a503, 0x0045_a603, 0x00a5_a423];
+        let calls = |ir: &str, helper: &str| {
+            let callee = format!("{helper}(");
+            ir.lines()
+                .filter(|l| l.contains(" call ") && l.contains(&callee))
+                .count()
+        };
+        let full = region_ir_at(&words, T2Opt::Full);
+        // The block's first load calls its slow path; the others are side exits.
+        assert_eq!(calls(&full, "@rv32.cold.rv32.helper.load_u32"), 1, "{full}");
+        assert_eq!(
+            calls(&full, "@rv32.cold.rv32.helper.store_u32"),
+            0,
+            "{full}"
+        );
+        // A fast region calls the reporting helper for each access.
+        let fast = region_ir_at(&words, T2Opt::Fast);
+        assert_eq!(calls(&fast, "@rv32.helper.load_reporting_u32"), 2, "{fast}");
+        assert_eq!(
+            calls(&fast, "@rv32.helper.store_reporting_u32"),
+            1,
+            "{fast}"
+        );
     }
 }
