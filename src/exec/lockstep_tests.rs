@@ -1641,6 +1641,60 @@ fn f_registers_live_across_a_device_access_keep_their_values() {
     assert_ne!(interp.f[4], 1.0f64.to_bits(), "the loop ran");
 }
 
+#[test]
+fn dependent_fp_operations_match_in_every_tier() {
+    // Each operation reads the previous one's result (tier 1 takes it from xmm0 instead of
+    // the hart): as either operand of commutative and non-commutative operations, both
+    // operands, a square root, FMA sources, singles; f7 turns negative part-way, so the
+    // square root's NaN results take the slow path, after which the next operation must
+    // still see the helper's canonical NaN.
+    let op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
+    let fmadd_d = |rs3: u32, rs2: u32, rs1: u32, rd: u32| {
+        rs3 << 27 | 1 << 25 | rs2 << 20 | rs1 << 15 | 7 << 12 | rd << 7 | 0x43
+    };
+    let words = [
+        op(0x05, 3, 2, 2),         // L: fsub.d f2, f2, f3
+        op(0x09, 2, 4, 6),         // fmul.d f6, f4, f2 (rs2 held, commutative)
+        op(0x05, 6, 5, 7),         // fsub.d f7, f5, f6 (rs2 held)
+        op(0x2d, 0, 7, 8),         // fsqrt.d f8, f7
+        op(0x0d, 8, 8, 9),         // fdiv.d f9, f8, f8 (both held)
+        fmadd_d(9, 3, 9, 10),      // fmadd.d f10, f9, f3, f9
+        op(0x01, 10, 10, 11),      // fadd.d f11, f10, f10
+        op(0x01, 1, 11, 12),       // fadd.d f12, f11, f1
+        op(0x20, 1, 12, 13),       // fcvt.s.d f13, f12
+        op(0x00, 14, 13, 14),      // fadd.s f14, f13, f14
+        op(0x08, 14, 14, 15),      // fmul.s f15, f14, f14
+        op(0x0c, 15, 13, 16),      // fdiv.s f16, f13, f15 (rs2 held)
+        i_type(-1, 5, 0, 5, 0x13), // addi x5, x5, -1
+        b_type(-52, 0, 5, 1),      // bne x5, x0, L
+        0x0000_0073,               // ecall
+    ];
+    let doubles = [(1, 0.5), (2, 1.0), (3, 0.01), (4, 3.0), (5, 2.0)];
+    let interp = fp_program_in_every_tier(&words, &doubles, 300);
+    assert!(f64::from_bits(interp.f[2]) < -1.9, "the loop ran");
+    assert_ne!(
+        interp.fflags & 0x10,
+        0,
+        "a square root was invalid (NaN results)"
+    );
+    // Rounding toward zero: a dynamic-rounding operation takes the slow path (a number, not
+    // a NaN), and the next one, rounding to nearest by its own field, runs natively on it.
+    let words = [
+        0x0020_d073,                    // csrwi frm, 1 (RTZ)
+        op(0x0d, 3, 2, 2),              // L: fdiv.d f2, f2, f3 (dynamic: the helper)
+        r_type(0x01, 5, 2, 0, 4, 0x53), // fadd.d f4, f2, f5, rne (native, f2 held)
+        r_type(0x09, 4, 4, 0, 6, 0x53), // fmul.d f6, f4, f4, rne
+        op(0x01, 6, 6, 2),              // fadd.d f2, f6, f6 (dynamic: the helper)
+        r_type(0x05, 3, 2, 0, 2, 0x53), // fsub.d f2, f2, f3, rne
+        i_type(-1, 5, 0, 5, 0x13),      // addi x5, x5, -1
+        b_type(-24, 0, 5, 1),           // bne x5, x0, L
+        0x0000_0073,                    // ecall
+    ];
+    let doubles = [(2, 1.0), (3, 3.0), (5, 0.1)];
+    let interp = fp_program_in_every_tier(&words, &doubles, 40);
+    assert_ne!(interp.f[6], 0, "the loop ran");
+}
+
 /// Run `words` from `CODE_BASE` with FP on (RNE), f registers holding `doubles` and x5 =
 /// `x5`, under the interpreter and then every other tier, which must end as it did (at the
 /// last word, an `ecall`) with the same x and f registers, fflags, mstatus, pc and instret.

@@ -839,6 +839,27 @@ impl Emitter {
         }
     }
 
+    /// `xmm{x} = xmm{x} OP xmm{y}` (for `Sqrt`: `sqrt(xmm{y})`), rounded by MXCSR.
+    pub fn emit_fp_arith_reg(&mut self, op: FpArith, p: Prec, x: u8, y: u8) {
+        match (op, p) {
+            (FpArith::Add, Prec::Single) => dynasm!(self.ops ; .arch x64 ; addss Rx(x), Rx(y)),
+            (FpArith::Add, Prec::Double) => dynasm!(self.ops ; .arch x64 ; addsd Rx(x), Rx(y)),
+            (FpArith::Sub, Prec::Single) => dynasm!(self.ops ; .arch x64 ; subss Rx(x), Rx(y)),
+            (FpArith::Sub, Prec::Double) => dynasm!(self.ops ; .arch x64 ; subsd Rx(x), Rx(y)),
+            (FpArith::Mul, Prec::Single) => dynasm!(self.ops ; .arch x64 ; mulss Rx(x), Rx(y)),
+            (FpArith::Mul, Prec::Double) => dynasm!(self.ops ; .arch x64 ; mulsd Rx(x), Rx(y)),
+            (FpArith::Div, Prec::Single) => dynasm!(self.ops ; .arch x64 ; divss Rx(x), Rx(y)),
+            (FpArith::Div, Prec::Double) => dynasm!(self.ops ; .arch x64 ; divsd Rx(x), Rx(y)),
+            (FpArith::Sqrt, Prec::Single) => dynasm!(self.ops ; .arch x64 ; sqrtss Rx(x), Rx(y)),
+            (FpArith::Sqrt, Prec::Double) => dynasm!(self.ops ; .arch x64 ; sqrtsd Rx(x), Rx(y)),
+        }
+    }
+
+    /// `xmm{x} = xmm{y}` (the whole register).
+    pub fn emit_fp_move(&mut self, x: u8, y: u8) {
+        dynasm!(self.ops ; .arch x64 ; movaps Rx(x), Rx(y));
+    }
+
     /// `xmm0 = ±(xmm0 * xmm1) ± xmm2` (FMA3, one rounding).
     pub fn emit_fma(&mut self, f: Fma, p: Prec) {
         match (f, p) {

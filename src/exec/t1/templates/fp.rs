@@ -26,7 +26,7 @@ use crate::exec::t1::emit::{Alu, Cond, Fma, FpArith, Mem, Prec, Reg, Width};
 use crate::isa::{Insn, Op};
 
 /// `hart.f[r]`, or its upper half.
-fn freg(r: u8, upper: bool) -> Mem {
+pub(super) fn freg(r: u8, upper: bool) -> Mem {
     Mem::at(
         HART,
         (offset_of!(Hart, f) + 8 * (r as usize & 31) + if upper { 4 } else { 0 }) as i32,
@@ -124,22 +124,53 @@ impl BlockCompiler<'_> {
         if writes_f {
             self.mark_fp_dirty();
         }
+        // The f register xmm0 holds from the previous instruction, if of this precision.
+        let held = self.xmm0_holds.filter(|&(_, p)| p == prec).map(|(r, _)| r);
+        let in_xmm0 = |r: u8| held == Some(r);
+        let mut result_in_xmm0 = None;
         match native {
             Native::Arith(op) => {
                 if op == FpArith::Sqrt {
+                    if in_xmm0(i.rs1) {
+                        self.e.emit_fp_arith_reg(op, prec, 0, 0);
+                    } else {
+                        self.e.emit_fp_arith(op, prec, 0, freg(i.rs1, false));
+                    }
+                } else if in_xmm0(i.rs1) {
+                    if in_xmm0(i.rs2) {
+                        self.e.emit_fp_arith_reg(op, prec, 0, 0);
+                    } else {
+                        self.e.emit_fp_arith(op, prec, 0, freg(i.rs2, false));
+                    }
+                } else if in_xmm0(i.rs2) && matches!(op, FpArith::Add | FpArith::Mul) {
+                    // Commutative: the same value and flags (a NaN result goes to the helper).
                     self.e.emit_fp_arith(op, prec, 0, freg(i.rs1, false));
+                } else if in_xmm0(i.rs2) {
+                    self.e.emit_fp_move(1, 0);
+                    self.e.emit_fp_load(prec, 0, freg(i.rs1, false));
+                    self.e.emit_fp_arith_reg(op, prec, 0, 1);
                 } else {
                     self.e.emit_fp_load(prec, 0, freg(i.rs1, false));
                     self.e.emit_fp_arith(op, prec, 0, freg(i.rs2, false));
                 }
                 self.fp_result(prec, i.rd, slow);
+                result_in_xmm0 = Some((i.rd, prec));
             }
             Native::Fused(f) => {
-                self.e.emit_fp_load(prec, 0, freg(i.rs1, false));
-                self.e.emit_fp_load(prec, 1, freg(i.rs2, false));
-                self.e.emit_fp_load(prec, 2, freg(i.rs3, false));
+                // xmm1 and xmm2 first: xmm0 may hold one of the sources.
+                for (x, r) in [(1, i.rs2), (2, i.rs3)] {
+                    if in_xmm0(r) {
+                        self.e.emit_fp_move(x, 0);
+                    } else {
+                        self.e.emit_fp_load(prec, x, freg(r, false));
+                    }
+                }
+                if !in_xmm0(i.rs1) {
+                    self.e.emit_fp_load(prec, 0, freg(i.rs1, false));
+                }
                 self.e.emit_fma(f, prec);
                 self.fp_result(prec, i.rd, slow);
+                result_in_xmm0 = Some((i.rd, prec));
             }
             Native::Compare(op) => {
                 // flt a, b is b > a and fle a, b is b >= a: "above" conditions are false when
@@ -225,7 +256,9 @@ impl BlockCompiler<'_> {
             resume,
             insn: *i,
             trap,
+            result_in_xmm0,
         });
+        self.xmm0_next = result_in_xmm0;
         true
     }
 
