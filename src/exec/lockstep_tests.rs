@@ -1662,7 +1662,7 @@ fn dependent_fp_operations_match_in_every_tier() {
         op(0x01, 10, 10, 11),      // fadd.d f11, f10, f10
         op(0x01, 1, 11, 12),       // fadd.d f12, f11, f1
         op(0x20, 1, 12, 13),       // fcvt.s.d f13, f12
-        op(0x00, 14, 13, 14),      // fadd.s f14, f13, f14
+        op(0x00, 13, 13, 14),      // fadd.s f14, f13, f13
         op(0x08, 14, 14, 15),      // fmul.s f15, f14, f14
         op(0x0c, 15, 13, 16),      // fdiv.s f16, f13, f15 (rs2 held)
         i_type(-1, 5, 0, 5, 0x13), // addi x5, x5, -1
@@ -1676,6 +1676,11 @@ fn dependent_fp_operations_match_in_every_tier() {
         interp.fflags & 0x10,
         0,
         "a square root was invalid (NaN results)"
+    );
+    let single = interp.f[16];
+    assert!(
+        single >> 32 == 0xffff_ffff && !f32::from_bits(single as u32).is_nan(),
+        "the single chain ended on a number: {single:#x}"
     );
     // Rounding toward zero: a dynamic-rounding operation takes the slow path (a number, not
     // a NaN), and the next one, rounding to nearest by its own field, runs natively on it.
