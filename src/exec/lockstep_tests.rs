@@ -1643,11 +1643,11 @@ fn f_registers_live_across_a_device_access_keep_their_values() {
 
 #[test]
 fn dependent_fp_operations_match_in_every_tier() {
-    // Each operation reads the previous one's result (tier 1 takes it from xmm0 instead of
-    // the hart): as either operand of commutative and non-commutative operations, both
-    // operands, a square root, FMA sources, singles; f7 turns negative part-way, so the
-    // square root's NaN results take the slow path, after which the next operation must
-    // still see the helper's canonical NaN.
+    // Each operation reads results of the ones before it (tier 1 takes them from xmm
+    // registers instead of the hart): as either operand of commutative and
+    // non-commutative operations, both operands, a square root, FMA sources, singles; f7
+    // turns negative part-way, so the square root's NaN results take the slow path, after
+    // which the next operation must still see the helper's canonical NaN.
     let op = |funct7: u32, rs2: u32, rs1: u32, rd: u32| r_type(funct7, rs2, rs1, 7, rd, 0x53);
     let fmadd_d = |rs3: u32, rs2: u32, rs1: u32, rd: u32| {
         rs3 << 27 | 1 << 25 | rs2 << 20 | rs1 << 15 | 7 << 12 | rd << 7 | 0x43
@@ -1665,8 +1665,9 @@ fn dependent_fp_operations_match_in_every_tier() {
         op(0x00, 13, 13, 14),      // fadd.s f14, f13, f13
         op(0x08, 14, 14, 15),      // fmul.s f15, f14, f14
         op(0x0c, 15, 13, 16),      // fdiv.s f16, f13, f15 (rs2 held)
+        op(0x04, 15, 14, 17),      // fsub.s f17, f14, f15 (older results)
         i_type(-1, 5, 0, 5, 0x13), // addi x5, x5, -1
-        b_type(-52, 0, 5, 1),      // bne x5, x0, L
+        b_type(-56, 0, 5, 1),      // bne x5, x0, L
         0x0000_0073,               // ecall
     ];
     let doubles = [(1, 0.5), (2, 1.0), (3, 0.01), (4, 3.0), (5, 2.0)];
@@ -1691,13 +1692,26 @@ fn dependent_fp_operations_match_in_every_tier() {
         r_type(0x09, 4, 4, 0, 6, 0x53), // fmul.d f6, f4, f4, rne
         op(0x01, 6, 6, 2),              // fadd.d f2, f6, f6 (dynamic: the helper)
         r_type(0x05, 3, 2, 0, 2, 0x53), // fsub.d f2, f2, f3, rne
+        r_type(0x01, 6, 4, 0, 7, 0x53), // fadd.d f7, f4, f6, rne (from before a helper)
         i_type(-1, 5, 0, 5, 0x13),      // addi x5, x5, -1
-        b_type(-24, 0, 5, 1),           // bne x5, x0, L
+        b_type(-28, 0, 5, 1),           // bne x5, x0, L
         0x0000_0073,                    // ecall
     ];
     let doubles = [(2, 1.0), (3, 3.0), (5, 0.1)];
     let interp = fp_program_in_every_tier(&words, &doubles, 40);
     assert_ne!(interp.f[6], 0, "the loop ran");
+    // More results than tier 1 keeps in registers (13): f3..f17 each the sum of the two
+    // before, then f18 from two of the first (no longer kept) and f19 from two of the last.
+    let mut words: Vec<u32> = (3..18).map(|k| op(0x01, k - 2, k - 1, k)).collect();
+    words.push(op(0x01, 4, 3, 18));
+    words.push(op(0x05, 16, 17, 19));
+    let back = -4 * (words.len() as i32 + 1);
+    words.push(i_type(-1, 5, 0, 5, 0x13)); // addi x5, x5, -1
+    words.push(b_type(back, 0, 5, 1)); // bne x5, x0, L
+    words.push(0x0000_0073); // ecall
+    let doubles = [(1, 0.001), (2, 0.002)];
+    let interp = fp_program_in_every_tier(&words, &doubles, 3);
+    assert_ne!(interp.f[19], 0, "the loop ran");
 }
 
 /// Run `words` from `CODE_BASE` with FP on (RNE), f registers holding `doubles` and x5 =

@@ -18,7 +18,7 @@ mod fp;
 
 use std::mem::offset_of;
 
-use super::emit::{Alu, BitOp, Cond, Emitter, Label, Mem, Prec, Reg, Shift, Unary, Width};
+use super::emit::{Alu, BitOp, Cond, Emitter, Label, Mem, Reg, Shift, Unary, Width};
 use super::Stubs;
 use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
@@ -268,9 +268,9 @@ enum OutOfLine {
         resume: Label,
         insn: Insn,
         trap: Label,
-        /// The f register (and precision) the native path leaves in xmm0, which the code
-        /// after `resume` may use ([`BlockCompiler::xmm0_holds`]): reloaded after the helper.
-        result_in_xmm0: Option<(u8, Prec)>,
+        /// The f registers the code after `resume` finds in xmm registers
+        /// ([`BlockCompiler::fp_cache`]): reloaded from the hart after the helper.
+        cache_after: fp::FpCache,
     },
     /// A store that missed the TLB (or was misaligned).
     Store {
@@ -311,15 +311,13 @@ pub struct BlockCompiler<'a> {
     fp_enabled_checked: bool,
     /// mstatus.FS was marked dirty on every path from here.
     fp_dirty_marked: bool,
-    /// The f register whose value (computed at this precision) xmm0 holds on every path into
-    /// the instruction being emitted: the previous instruction was a native F/D operation
-    /// that wrote it. A dependent operation then takes it from xmm0 instead of loading the
-    /// hart's copy it was just stored to, which waits for store forwarding (4-5 cycles per
-    /// step of a dependency chain, on top of the operation's own latency).
-    xmm0_holds: Option<(u8, Prec)>,
-    /// What [`Self::xmm0_holds`] becomes for the next instruction (set by a native F/D
-    /// operation; every other instruction leaves it `None`).
-    xmm0_next: Option<(u8, Prec)>,
+    /// The f registers whose values xmm registers hold on every path into the instruction
+    /// being emitted (results of the native F/D operations just before it; see
+    /// [`fp::FpCache`]).
+    fp_cache: fp::FpCache,
+    /// What [`Self::fp_cache`] becomes for the next instruction (set by a native F/D
+    /// operation; after any other instruction it is empty).
+    fp_cache_next: fp::FpCache,
     /// The host has FMA3.
     fma: bool,
     /// The platform maps all RAM flat at this host base (`Platform::flat_host_base`).
@@ -369,8 +367,8 @@ impl<'a> BlockCompiler<'a> {
             flat_base,
             fp_enabled_checked: false,
             fp_dirty_marked: false,
-            xmm0_holds: None,
-            xmm0_next: None,
+            fp_cache: fp::FpCache::default(),
+            fp_cache_next: fp::FpCache::default(),
             fma: super::emit::has_fma(),
             written_exits: Vec::new(),
             exec_host,
@@ -401,7 +399,7 @@ impl<'a> BlockCompiler<'a> {
             let insn = &insns[index];
             let pc = self.pc0.wrapping_add(off);
             let covers = insn.covers().min(insns.len() - 1 - index);
-            self.xmm0_holds = self.xmm0_next.take();
+            self.fp_cache = std::mem::take(&mut self.fp_cache_next);
             ended = if covers > 0 {
                 self.fused(&insns[index..=index + covers], pc, index as u32)
             } else {
@@ -1460,15 +1458,13 @@ impl<'a> BlockCompiler<'a> {
                     resume,
                     insn,
                     trap,
-                    result_in_xmm0,
+                    cache_after,
                 } => {
                     self.e.bind(entry);
                     self.loop_counters_to_memory();
                     self.write_back(dirty);
                     self.emit_fp_slow_path(&insn, trap);
-                    if let Some((rd, prec)) = result_in_xmm0 {
-                        self.e.emit_fp_load(prec, 0, fp::freg(rd, false));
-                    }
+                    self.reload_fp_cache(&cache_after);
                     self.e.emit_jmp(resume);
                 }
                 OutOfLine::FpMem {

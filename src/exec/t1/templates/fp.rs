@@ -26,7 +26,7 @@ use crate::exec::t1::emit::{Alu, Cond, Fma, FpArith, Mem, Prec, Reg, Width};
 use crate::isa::{Insn, Op};
 
 /// `hart.f[r]`, or its upper half.
-pub(super) fn freg(r: u8, upper: bool) -> Mem {
+fn freg(r: u8, upper: bool) -> Mem {
     Mem::at(
         HART,
         (offset_of!(Hart, f) + 8 * (r as usize & 31) + if upper { 4 } else { 0 }) as i32,
@@ -35,6 +35,54 @@ pub(super) fn freg(r: u8, upper: bool) -> Mem {
 
 fn frm() -> Mem {
     Mem::at(HART, offset_of!(Hart, frm) as i32)
+}
+
+/// The first xmm register of [`FpCache`]'s slots; xmm0-2 are the operations' scratch.
+const FP_CACHE_FIRST: u8 = 3;
+/// Slots: xmm3 to xmm15.
+const FP_CACHE_SLOTS: usize = 13;
+
+/// Which f registers (at which precision) xmm3-xmm15 hold, within a run of native F/D
+/// operations: each leaves its result in a slot as well as in the hart, and a later operation
+/// of the run that reads it takes it from there instead of loading the hart's copy just
+/// stored, which waits for store forwarding (4-5 cycles on every step of a dependency chain,
+/// on top of the operation's own latency). The hart stays the authority: any other
+/// instruction empties the cache, and an operation's slow path (a helper call, which may
+/// clobber every vector register) reloads the slots from the hart before it goes back.
+#[derive(Clone, Copy, Default)]
+pub(super) struct FpCache {
+    slots: [Option<(u8, Prec)>; FP_CACHE_SLOTS],
+    /// The slot the next new register takes (round robin).
+    victim: usize,
+}
+
+impl FpCache {
+    /// The xmm register holding f`r` at precision `prec`, if any.
+    fn find(&self, r: u8, prec: Prec) -> Option<u8> {
+        self.slots
+            .iter()
+            .position(|&s| s == Some((r, prec)))
+            .map(|i| FP_CACHE_FIRST + i as u8)
+    }
+
+    /// Record that f`r` (at `prec`) is now in a slot: the one it had, or the next victim.
+    /// Returns the slot's xmm register.
+    fn put(&mut self, r: u8, prec: Prec) -> u8 {
+        let i = match self
+            .slots
+            .iter()
+            .position(|s| s.is_some_and(|(x, _)| x == r))
+        {
+            Some(i) => i,
+            None => {
+                let i = self.victim;
+                self.victim = (self.victim + 1) % FP_CACHE_SLOTS;
+                i
+            }
+        };
+        self.slots[i] = Some((r, prec));
+        FP_CACHE_FIRST + i as u8
+    }
 }
 
 /// What the native path of an operation is.
@@ -124,53 +172,43 @@ impl BlockCompiler<'_> {
         if writes_f {
             self.mark_fp_dirty();
         }
-        // The f register xmm0 holds from the previous instruction, if of this precision.
-        let held = self.xmm0_holds.filter(|&(_, p)| p == prec).map(|(r, _)| r);
-        let in_xmm0 = |r: u8| held == Some(r);
-        let mut result_in_xmm0 = None;
+        let mut cache = self.fp_cache;
+        let mut cache_after = FpCache::default();
         match native {
             Native::Arith(op) => {
+                let (a, b) = (cache.find(i.rs1, prec), cache.find(i.rs2, prec));
                 if op == FpArith::Sqrt {
-                    if in_xmm0(i.rs1) {
-                        self.e.emit_fp_arith_reg(op, prec, 0, 0);
-                    } else {
-                        self.e.emit_fp_arith(op, prec, 0, freg(i.rs1, false));
+                    match a {
+                        Some(x) => self.e.emit_fp_arith_reg(op, prec, 0, x),
+                        None => self.e.emit_fp_arith(op, prec, 0, freg(i.rs1, false)),
                     }
-                } else if in_xmm0(i.rs1) {
-                    if in_xmm0(i.rs2) {
-                        self.e.emit_fp_arith_reg(op, prec, 0, 0);
-                    } else {
-                        self.e.emit_fp_arith(op, prec, 0, freg(i.rs2, false));
-                    }
-                } else if in_xmm0(i.rs2) && matches!(op, FpArith::Add | FpArith::Mul) {
-                    // Commutative: the same value and flags (a NaN result goes to the helper).
-                    self.e.emit_fp_arith(op, prec, 0, freg(i.rs1, false));
-                } else if in_xmm0(i.rs2) {
-                    self.e.emit_fp_move(1, 0);
-                    self.e.emit_fp_load(prec, 0, freg(i.rs1, false));
-                    self.e.emit_fp_arith_reg(op, prec, 0, 1);
                 } else {
-                    self.e.emit_fp_load(prec, 0, freg(i.rs1, false));
-                    self.e.emit_fp_arith(op, prec, 0, freg(i.rs2, false));
+                    match a {
+                        Some(x) => self.e.emit_fp_move(0, x),
+                        None => self.e.emit_fp_load(prec, 0, freg(i.rs1, false)),
+                    }
+                    match b {
+                        Some(x) => self.e.emit_fp_arith_reg(op, prec, 0, x),
+                        None => self.e.emit_fp_arith(op, prec, 0, freg(i.rs2, false)),
+                    }
                 }
                 self.fp_result(prec, i.rd, slow);
-                result_in_xmm0 = Some((i.rd, prec));
+                let slot = cache.put(i.rd, prec);
+                self.e.emit_fp_move(slot, 0);
+                cache_after = cache;
             }
             Native::Fused(f) => {
-                // xmm1 and xmm2 first: xmm0 may hold one of the sources.
-                for (x, r) in [(1, i.rs2), (2, i.rs3)] {
-                    if in_xmm0(r) {
-                        self.e.emit_fp_move(x, 0);
-                    } else {
-                        self.e.emit_fp_load(prec, x, freg(r, false));
+                for (x, r) in [(0, i.rs1), (1, i.rs2), (2, i.rs3)] {
+                    match cache.find(r, prec) {
+                        Some(slot) => self.e.emit_fp_move(x, slot),
+                        None => self.e.emit_fp_load(prec, x, freg(r, false)),
                     }
-                }
-                if !in_xmm0(i.rs1) {
-                    self.e.emit_fp_load(prec, 0, freg(i.rs1, false));
                 }
                 self.e.emit_fma(f, prec);
                 self.fp_result(prec, i.rd, slow);
-                result_in_xmm0 = Some((i.rd, prec));
+                let slot = cache.put(i.rd, prec);
+                self.e.emit_fp_move(slot, 0);
+                cache_after = cache;
             }
             Native::Compare(op) => {
                 // flt a, b is b > a and fle a, b is b >= a: "above" conditions are false when
@@ -256,9 +294,9 @@ impl BlockCompiler<'_> {
             resume,
             insn: *i,
             trap,
-            result_in_xmm0,
+            cache_after,
         });
-        self.xmm0_next = result_in_xmm0;
+        self.fp_cache_next = cache_after;
         true
     }
 
@@ -290,6 +328,17 @@ impl BlockCompiler<'_> {
             self.e
                 .emit_alu32_mem_imm(Alu::Or, mstatus(), MSTATUS_FS | MSTATUS_SD);
             self.fp_dirty_marked = true;
+        }
+    }
+
+    /// Load every slot of `cache` from the hart (after a helper call, which may have
+    /// clobbered them).
+    pub(super) fn reload_fp_cache(&mut self, cache: &FpCache) {
+        for (i, slot) in cache.slots.iter().enumerate() {
+            if let Some((r, prec)) = *slot {
+                self.e
+                    .emit_fp_load(prec, FP_CACHE_FIRST + i as u8, freg(r, false));
+            }
         }
     }
 
