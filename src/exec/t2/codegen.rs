@@ -1824,10 +1824,16 @@ impl<'ctx> Gen<'ctx, '_> {
         if !self.side_exits(index) {
             return self.helper_then(i, pc, index, slow, done);
         }
-        self.b.position_at_end(slow);
-        self.leave_region(self.c32(pc), index, Exit::NEXT)?;
+        self.side_exit(slow, pc, index)?;
         self.b.position_at_end(done);
         Ok(())
+    }
+
+    /// At `slow`: leave the region at the instruction at `pc`, the `index`-th of its block,
+    /// which does not retire (a side exit, [`Self::unusual_then`]).
+    fn side_exit(&self, slow: BasicBlock<'ctx>, pc: u32, index: u64) -> Result<()> {
+        self.b.position_at_end(slow);
+        self.leave_region(self.c32(pc), index, Exit::NEXT)
     }
 
     /// The guest address of load or store `i`: `x[rs1] + imm`.
@@ -2695,23 +2701,17 @@ impl<'ctx> Gen<'ctx, '_> {
         let fast_v = self.widen(raw, signed)?;
         let fast_end = self.b.get_insert_block().unwrap_or(fast);
         if self.side_exits(index) {
-            // The slow path is a side exit (see `unusual_then`).
+            self.side_exit(slow, pc, index)?;
+        } else {
+            // Slow path: the shared one (misses, devices, misaligned accesses, faults).
             self.b.position_at_end(slow);
-            self.leave_region(self.c32(pc), index, Exit::NEXT)?;
-            self.b.position_at_end(fast_end);
-            self.set_reg(i.rd, fast_v)?;
+            let helpers = self.helpers();
+            let helper = [helpers.load_u8, helpers.load_u16, helpers.load_u32];
+            self.load_by_helper(helper, i, size, signed, va, pc, index)?;
+            let device = self.device_access(va, size, false)?;
+            self.leave_at_block_end_if(device)?;
             self.b.build_unconditional_branch(done)?;
-            self.b.position_at_end(done);
-            return Ok(());
         }
-        // Slow path: the shared one (misses, devices, misaligned accesses, faults).
-        self.b.position_at_end(slow);
-        let helpers = self.helpers();
-        let helper = [helpers.load_u8, helpers.load_u16, helpers.load_u32];
-        self.load_by_helper(helper, i, size, signed, va, pc, index)?;
-        let device = self.device_access(va, size, false)?;
-        self.leave_at_block_end_if(device)?;
-        self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(fast_end);
         self.set_reg(i.rd, fast_v)?;
         self.b.build_unconditional_branch(done)?;
@@ -2815,22 +2815,22 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_int_truncate_or_bit_cast(value, ty_of(self.context, size), "")?;
             self.store_aligned(host, narrow, size)?;
             self.b.build_unconditional_branch(done)?;
-            self.b.position_at_end(slow);
             if self.side_exits(index) {
                 // As for loads.
-                self.leave_region(self.c32(pc), index, Exit::NEXT)?;
-                self.b.position_at_end(done);
-                return Ok(());
+                self.side_exit(slow, pc, index)?;
+            } else {
+                self.b.position_at_end(slow);
+                let helpers = self.helpers();
+                let helper = [helpers.store_u8, helpers.store_u16, helpers.store_u32];
+                let status =
+                    self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?;
+                // A device store leaves at the end of the block.
+                let device = self.device_access(va, size, true)?;
+                self.leave_at_block_end_if(device)?;
+                self.trap_if(status, pc, index)?;
+                self.code_written_if(status, pc.wrapping_add(i.len as u32), index)?;
+                self.b.build_unconditional_branch(done)?;
             }
-            let helpers = self.helpers();
-            let helper = [helpers.store_u8, helpers.store_u16, helpers.store_u32];
-            let status = self.slow_access(helper, size, self.i32t, &[va.into(), value.into()])?;
-            // A device store leaves at the end of the block.
-            let device = self.device_access(va, size, true)?;
-            self.leave_at_block_end_if(device)?;
-            self.trap_if(status, pc, index)?;
-            self.code_written_if(status, pc.wrapping_add(i.len as u32), index)?;
-            self.b.build_unconditional_branch(done)?;
             self.b.position_at_end(done);
             return Ok(());
         };

@@ -173,7 +173,6 @@ impl BlockCompiler<'_> {
             self.mark_fp_dirty();
         }
         let mut cache = self.fp_cache;
-        let mut cache_after = FpCache::default();
         match native {
             Native::Arith(op) => {
                 let (a, b) = (cache.find(i.rs1, prec), cache.find(i.rs2, prec));
@@ -193,9 +192,6 @@ impl BlockCompiler<'_> {
                     }
                 }
                 self.fp_result(prec, i.rd, slow);
-                let slot = cache.put(i.rd, prec);
-                self.e.emit_fp_move(slot, 0);
-                cache_after = cache;
             }
             Native::Fused(f) => {
                 for (x, r) in [(0, i.rs1), (1, i.rs2), (2, i.rs3)] {
@@ -206,9 +202,6 @@ impl BlockCompiler<'_> {
                 }
                 self.e.emit_fma(f, prec);
                 self.fp_result(prec, i.rd, slow);
-                let slot = cache.put(i.rd, prec);
-                self.e.emit_fp_move(slot, 0);
-                cache_after = cache;
             }
             Native::Compare(op) => {
                 // flt a, b is b > a and fle a, b is b >= a: "above" conditions are false when
@@ -286,6 +279,14 @@ impl BlockCompiler<'_> {
                 self.e.emit_store_imm32(freg(i.rd, true), u32::MAX);
             }
         }
+        // Arithmetic leaves its result in xmm0 (`fp_result`): keep it in a slot as well.
+        let cache_after = if matches!(native, Native::Arith(_) | Native::Fused(_)) {
+            let slot = cache.put(i.rd, prec);
+            self.e.emit_fp_move(slot, 0);
+            cache
+        } else {
+            FpCache::default()
+        };
         self.e.bind(resume);
         let trap = self.trap_exit(index, pc);
         self.ool.push(OutOfLine::FpOp {
