@@ -240,7 +240,7 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform, const FOLD: bool
 /// which never gets one), the chain ends after this block, so the run loop gets to the
 /// platform (HTIF replies, interrupts a device raised) right there, as it does after every
 /// block the interpreter runs. Compiled code decrements the budget at each chained transfer,
-/// a self-loop in its own register, which it reloads after a slow path.
+/// tier 1 in a register, which it reloads after a slow path.
 #[inline(always)]
 fn end_chain_after_device<P: Platform>(hart: &Hart, ctx: &mut RunCtx<P>, va: u32, access: Access) {
     if hart.tlb.lookup(va, access).is_none() {

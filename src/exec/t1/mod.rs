@@ -297,7 +297,9 @@ impl Jit {
         let entries = emit::Mem::at(Reg::Rax, offset_of!(RegionUse, entries) as i32);
         e.emit_load_imm64(Reg::Rax, usage as u64);
         e.emit_alu64_mem_imm(emit::Alu::Add, entries, 1);
-        e.emit_load(emit::Width::B64, false, Reg::R12, templates::hart_instret());
+        e.emit_mov64(Reg::R12, templates::INSTRET);
+        // The region counts in memory.
+        templates::emit_counters_to_memory(&mut e);
         // A fast region that chains returns the next region's entry: call that in turn.
         e.emit_load_imm64(Reg::Rax, native as u64);
         let call = e.label();
@@ -307,8 +309,9 @@ impl Jit {
         e.emit_call_reg(Reg::Rax);
         e.emit_cmp64_imm(Reg::Rax, crate::exec::abi::FIRST_REGION_ENTRY as i32);
         e.emit_jcc(emit::Cond::Geu, call);
+        templates::emit_counters_from_memory(&mut e);
         // The instructions the call retired (rax holds the exit code).
-        e.emit_load(emit::Width::B64, false, Reg::Rcx, templates::hart_instret());
+        e.emit_mov64(Reg::Rcx, templates::INSTRET);
         e.emit_sub64(Reg::Rcx, Reg::R12);
         e.emit_load_imm64(Reg::Rdx, usage as u64);
         e.emit_add64_to_mem(
@@ -384,19 +387,24 @@ impl Jit {
         e.emit_add64_imm(Reg::Rsp, -8);
         e.emit_mov64(Reg::Rbx, Reg::Rdi);
         e.emit_mov64(Reg::Rbp, Reg::Rsi);
+        // Compiled code counts in registers (`templates::INSTRET`) until it leaves.
+        templates::emit_counters_from_memory(&mut e);
         e.emit_jmp_reg(Reg::Rdx);
         let exit = base + e.len();
+        templates::emit_counters_to_memory(&mut e);
         e.emit_add64_imm(Reg::Rsp, 8);
         e.emit_pop_callee_saved_ret();
         let exit_next = base + e.len();
         // The transition that led here was counted against the budget but did not happen.
-        e.emit_alu32_mem_imm(emit::Alu::Add, templates::state_budget(), 1);
+        e.emit_alu32_imm32(emit::Alu::Add, templates::BUDGET, 1);
         e.emit_load_imm(Reg::Rax, crate::exec::contract::Exit::NEXT.0);
         e.emit_jmp_abs(exit);
         let dispatch = base + e.len();
+        templates::emit_counters_to_memory(&mut e);
         e.emit_mov64(Reg::Rdi, Reg::Rbx);
         e.emit_mov64(Reg::Rsi, Reg::Rbp);
         e.emit_call(helpers.dispatch);
+        templates::emit_counters_from_memory(&mut e);
         e.emit_cmp64_imm(Reg::Rax, 16);
         e.emit_jcc_abs(emit::Cond::Ltu, exit);
         e.emit_jmp_reg(Reg::Rax);

@@ -7,8 +7,11 @@
 //!   `RunState`); guest registers live in `hart.x` and are read and written in memory, so the
 //!   guest state is exact at every helper call and every exit;
 //! - `rax`, `rcx`, `rdx`, `rsi`, `rdi`, `r8`..`r11` are scratch (helpers may clobber them);
-//! - `hart.pc` holds the block's entry pc and `hart.instret` the count at block entry while the
-//!   block runs, exactly as in the interpreter; exits write both.
+//! - `hart.pc` holds the block's entry pc while the block runs, exactly as in the interpreter,
+//!   and `r14` the instruction count at block entry ([`INSTRET`]), `r15d` the chaining budget
+//!   ([`BUDGET`]): all of tier 1's code keeps the two counters in those registers, and
+//!   `hart.instret` and `RunState::budget` hold them only while a helper runs and after the
+//!   code left through a stub. Exits write pc and add to the count.
 //!
 //! A template never decides anything from run-time guest state at compile time except the
 //! instruction itself and its pc (blocks are compiled for one entry pc; see
@@ -85,14 +88,40 @@ fn exec_tlb_entry(va: u32) -> (Mem, Mem) {
     )
 }
 
+/// Tier 1's instruction count (`hart.instret` at the running block's entry) and chaining
+/// budget (`RunState::budget`), in callee-saved registers across all of tier 1's code: from
+/// the entry stub through chained blocks to the exit stubs, which store them
+/// ([`emit_counters_to_memory`]); code stores them before every helper call that sees the
+/// hart and loads them after it ([`emit_counters_from_memory`]), so helpers and the run loop
+/// see memory as the interpreter leaves it. Counted in memory, each chained transfer's
+/// read-modify-write of both made a dependency from block to block through store forwarding
+/// (a loop of two small blocks ran at that latency, not its own), and in a loop of stores
+/// filled the store buffer.
+pub(super) const INSTRET: Reg = Reg::R14;
+/// See [`INSTRET`].
+pub(super) const BUDGET: Reg = Reg::R15;
+
+/// Store [`INSTRET`] and [`BUDGET`] to `hart.instret` and `RunState::budget`.
+pub(super) fn emit_counters_to_memory(e: &mut Emitter) {
+    e.emit_store(Width::B64, hart_instret(), INSTRET);
+    e.emit_store(Width::B32, state_budget(), BUDGET);
+}
+
+/// Load [`INSTRET`] and [`BUDGET`] from `hart.instret` and `RunState::budget` (after a call
+/// that may have changed them: a system instruction's helper counts it, a device access ends
+/// the chain through the budget). Leaves the flags and the other registers alone.
+pub(super) fn emit_counters_from_memory(e: &mut Emitter) {
+    e.emit_load(Width::B64, false, INSTRET, hart_instret());
+    e.emit_load(Width::B32, false, BUDGET, state_budget());
+}
+
 /// The run loop's checks before entering another block: the chaining budget (so the run loop,
 /// and with it interrupt delivery, comes around regularly) and the instruction limit. Uses
-/// rcx only, so an indirect jump's target stays in eax.
+/// no scratch register, so an indirect jump's target stays in eax.
 pub(super) fn emit_chain_checks(e: &mut Emitter, stubs: &Stubs) {
-    e.emit_alu32_mem_imm(Alu::Sub, state_budget(), 1);
+    e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
     e.emit_jcc_abs(Cond::Eq, stubs.exit_next);
-    e.emit_load(Width::B64, false, Reg::Rcx, hart_instret());
-    e.emit_cmp64_mem(Reg::Rcx, state_limit());
+    e.emit_cmp64_mem(INSTRET, state_limit());
     e.emit_jcc_abs(Cond::Geu, stubs.exit_next);
 }
 
@@ -192,27 +221,10 @@ pub struct ChainSite {
 }
 
 /// Host registers that cache guest registers within a block, most used guest register first:
-/// the callee-saved ones (helper calls preserve them), then caller-saved ones (spilled before and
-/// reloaded after every call, which only slow paths and rare instructions make).
-const CACHE_REGS: [Reg; 8] = [
-    Reg::R12,
-    Reg::R13,
-    Reg::R14,
-    Reg::R15,
-    Reg::R8,
-    Reg::R9,
-    Reg::R10,
-    Reg::R11,
-];
-
-/// In a block that loops on itself, the host registers that carry `hart.instret` and the
-/// chaining budget around the loop (the last two callee-saved [`CACHE_REGS`], which helper
-/// calls keep); memory gets them before every helper call and exit
-/// ([`BlockCompiler::loop_counters_to_memory`]). A read-modify-write of each in memory every
-/// iteration made a loop-carried dependency through store forwarding, and stores of them
-/// every iteration filled the store buffer of a loop of stores.
-const LOOP_INSTRET: Reg = Reg::R14;
-const LOOP_BUDGET: Reg = Reg::R15;
+/// the callee-saved ones that [`INSTRET`] and [`BUDGET`] leave (helper calls preserve them),
+/// then caller-saved ones (spilled before and reloaded after every call, which only slow paths
+/// and rare instructions make).
+const CACHE_REGS: [Reg; 6] = [Reg::R12, Reg::R13, Reg::R8, Reg::R9, Reg::R10, Reg::R11];
 
 /// Whether a call clobbers host register `r` (System V).
 fn caller_saved(r: Reg) -> bool {
@@ -381,10 +393,6 @@ impl<'a> BlockCompiler<'a> {
         let self_loop = self.chaining && self.branches_to_start(insns);
         self.allocate_registers(insns, self_loop);
         if self_loop {
-            self.e
-                .emit_load(Width::B64, false, LOOP_INSTRET, hart_instret());
-            self.e
-                .emit_load(Width::B32, false, LOOP_BUDGET, state_budget());
             // The back edge keeps guest registers in host registers, so from here on every
             // cached register may be newer than `hart.x`.
             let (head, exit) = (self.e.label(), self.e.label());
@@ -458,10 +466,7 @@ impl<'a> BlockCompiler<'a> {
         let mut order: Vec<usize> = (1..32).filter(|&r| uses[r] >= min_uses).collect();
         // Most used first; ties by register number so the choice is deterministic.
         order.sort_by_key(|&r| (std::cmp::Reverse(uses[r]), r));
-        let hosts = CACHE_REGS
-            .iter()
-            .filter(|&&h| !self_loop || (h != LOOP_INSTRET && h != LOOP_BUDGET));
-        for (&r, &host) in order.iter().zip(hosts) {
+        for (&r, &host) in order.iter().zip(CACHE_REGS.iter()) {
             self.cached[r] = Some(host);
             if self_loop || written_first & (1 << r) == 0 {
                 self.e.emit_load(Width::B32, false, host, xreg(r as u8));
@@ -527,31 +532,20 @@ impl<'a> BlockCompiler<'a> {
         }
     }
 
-    /// Before a helper that sees guest state: `hart.x` becomes exact.
+    /// Before a helper that sees guest state: `hart.x` becomes exact, and memory gets the
+    /// counters ([`INSTRET`]); the code after the call takes them back
+    /// ([`Self::counters_after_call`]).
     fn sync_before_call(&mut self) {
-        self.loop_counters_to_memory();
+        emit_counters_to_memory(&mut self.e);
         self.write_back(self.dirty);
         self.dirty = 0;
     }
 
-    /// In a block that loops on itself, store the instret and budget counted in registers
-    /// ([`LOOP_INSTRET`], [`LOOP_BUDGET`]) before a helper call or an exit: both hold this
-    /// iteration's start, which memory then holds as outside a loop.
-    fn loop_counters_to_memory(&mut self) {
-        if self.self_loop.is_some() {
-            self.e.emit_store(Width::B64, hart_instret(), LOOP_INSTRET);
-            self.e.emit_store(Width::B32, state_budget(), LOOP_BUDGET);
-        }
-    }
-
-    /// In a block that loops on itself, after a load or store slow path: take the chaining
-    /// budget back from memory, where a helper that reached a device lowered it to end the
-    /// chain after this block (`abi::end_chain_after_device`).
-    fn reload_loop_budget(&mut self) {
-        if self.self_loop.is_some() {
-            self.e
-                .emit_load(Width::B32, false, LOOP_BUDGET, state_budget());
-        }
+    /// After a helper that saw guest state: the counters from memory, where the helper may
+    /// have changed them (a device access ends the chain after this block by lowering the
+    /// budget: `abi::end_chain_after_device`).
+    fn counters_after_call(&mut self) {
+        emit_counters_from_memory(&mut self.e);
     }
 
     /// After a helper that may have written `x[rd]`: refresh its cached copy.
@@ -626,22 +620,19 @@ impl<'a> BlockCompiler<'a> {
     fn exit_to(&mut self, target: u32, retired: u32) {
         if let (Some((head, exit)), true) = (self.self_loop, target == self.pc0) {
             // Back to the start of this block: guest registers stay in host registers and
-            // `hart.pc` already holds the target; instret and the budget are counted in
-            // registers.
-            self.e.emit_add64_imm(LOOP_INSTRET, retired as i32);
-            self.e.emit_alu32_imm32(Alu::Sub, LOOP_BUDGET, 1);
+            // `hart.pc` already holds the target.
+            self.e.emit_add64_imm(INSTRET, retired as i32);
+            self.e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
             self.e.emit_jcc(Cond::Eq, exit);
-            self.e.emit_cmp64_mem(LOOP_INSTRET, state_limit());
+            self.e.emit_cmp64_mem(INSTRET, state_limit());
             self.e.emit_jcc(Cond::Geu, exit);
             self.e.emit_jmp(head);
             return;
         }
         // Not `sync_before_call`: the other path of a branch still has them dirty.
-        self.loop_counters_to_memory();
         self.write_back(self.dirty);
         self.e.emit_store_imm32(hart_pc(), target);
-        self.e
-            .emit_alu64_mem_imm(Alu::Add, hart_instret(), retired as i32);
+        self.e.emit_add64_imm(INSTRET, retired as i32);
         self.chain_checks();
         let same_page = target & !PAGE_MASK == self.pc0 & !PAGE_MASK;
         if self.chaining && same_page {
@@ -793,8 +784,7 @@ impl<'a> BlockCompiler<'a> {
                 self.set_imm(i.rd, next_pc);
                 self.write_back(self.dirty);
                 self.e.emit_store(Width::B32, hart_pc(), Reg::Rax);
-                self.e
-                    .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
+                self.e.emit_add64_imm(INSTRET, index as i32 + 1);
                 self.chain_checks();
                 emit_dispatch(&mut self.e, self.stubs, self.chaining);
                 return true;
@@ -834,6 +824,7 @@ impl<'a> BlockCompiler<'a> {
                 self.e.emit_load_imm(Reg::R8, pc);
                 self.e.emit_load_imm(Reg::R9, index);
                 self.e.emit_call(self.helpers.system);
+                self.counters_after_call();
                 self.e.emit_jmp_abs(self.stubs.exit);
                 return true;
             }
@@ -939,6 +930,7 @@ impl<'a> BlockCompiler<'a> {
         self.helper_args();
         self.insn_arg(i);
         self.e.emit_call(f);
+        self.counters_after_call();
         self.reload_caller_saved();
         // Integer results (AMOs, fmv.x.w, compares, conversions) land in hart.x.
         let dests = i.int_dests();
@@ -1434,13 +1426,13 @@ impl<'a> BlockCompiler<'a> {
                     trap,
                 } => {
                     self.e.bind(entry);
-                    self.loop_counters_to_memory();
+                    emit_counters_to_memory(&mut self.e);
                     self.write_back(dirty);
                     // helper(hart, ctx, va) -> (status << 32) | value
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
                     self.helper_args();
                     self.e.emit_call(helper);
-                    self.reload_loop_budget();
+                    self.counters_after_call();
                     self.e.emit_mov64(Reg::Rcx, Reg::Rax);
                     self.e.emit_shr64_imm(Reg::Rcx, 32, false);
                     self.e.emit_jcc(Cond::Ne, trap);
@@ -1461,7 +1453,7 @@ impl<'a> BlockCompiler<'a> {
                     cache_after,
                 } => {
                     self.e.bind(entry);
-                    self.loop_counters_to_memory();
+                    emit_counters_to_memory(&mut self.e);
                     self.write_back(dirty);
                     self.emit_fp_slow_path(&insn, trap);
                     self.reload_fp_cache(&cache_after);
@@ -1476,12 +1468,13 @@ impl<'a> BlockCompiler<'a> {
                     written,
                 } => {
                     self.e.bind(entry);
-                    self.loop_counters_to_memory();
+                    emit_counters_to_memory(&mut self.e);
                     self.write_back(dirty);
                     // helper(hart, ctx, insn) -> status
                     self.helper_args();
                     self.insn_arg(&insn);
                     self.e.emit_call(self.helpers.fp_mem);
+                    self.counters_after_call();
                     self.resume_if_ok(resume);
                     self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
                     self.e.emit_jcc(Cond::Eq, trap);
@@ -1497,14 +1490,14 @@ impl<'a> BlockCompiler<'a> {
                     written,
                 } => {
                     self.e.bind(entry);
-                    self.loop_counters_to_memory();
+                    emit_counters_to_memory(&mut self.e);
                     self.write_back(dirty);
                     // helper(hart, ctx, va, value) -> status
                     self.e.emit_mov(Reg::Rdx, Reg::Rsi);
                     self.get(Reg::Rcx, rs2);
                     self.helper_args();
                     self.e.emit_call(helper);
-                    self.reload_loop_budget();
+                    self.counters_after_call();
                     self.resume_if_ok(resume);
                     self.e.emit_alu32_imm32(Alu::Cmp, Reg::Rax, STATUS_TRAP);
                     self.e.emit_jcc(Cond::Eq, trap);
@@ -1515,7 +1508,6 @@ impl<'a> BlockCompiler<'a> {
         if let Some((_, exit)) = self.self_loop {
             // The loop's back edge ran out of budget (or hit the instruction limit).
             self.e.bind(exit);
-            self.loop_counters_to_memory();
             self.write_back(self.cached_mask());
             self.e.emit_store_imm32(hart_pc(), self.pc0);
             self.e.emit_jmp_abs(self.stubs.exit_next);
@@ -1524,11 +1516,9 @@ impl<'a> BlockCompiler<'a> {
             // The faulting instruction did not retire: pc and instret name it. The helper
             // stored the trap in the run state.
             self.e.bind(l);
-            self.loop_counters_to_memory();
             self.e.emit_store_imm32(hart_pc(), pc);
             if index > 0 {
-                self.e
-                    .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32);
+                self.e.emit_add64_imm(INSTRET, index as i32);
             }
             self.e.emit_load_imm(Reg::Rax, Exit::TRAP.0);
             self.e.emit_jmp_abs(self.stubs.exit);
@@ -1536,10 +1526,8 @@ impl<'a> BlockCompiler<'a> {
         for (index, next_pc, l) in std::mem::take(&mut self.written_exits) {
             // The store retired, but it may have changed this very block: leave after it.
             self.e.bind(l);
-            self.loop_counters_to_memory();
             self.e.emit_store_imm32(hart_pc(), next_pc);
-            self.e
-                .emit_alu64_mem_imm(Alu::Add, hart_instret(), index as i32 + 1);
+            self.e.emit_add64_imm(INSTRET, index as i32 + 1);
             self.e.emit_load_imm(Reg::Rax, Exit::CODE_WRITTEN.0);
             self.e.emit_jmp_abs(self.stubs.exit);
         }

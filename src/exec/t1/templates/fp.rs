@@ -348,6 +348,7 @@ impl BlockCompiler<'_> {
         self.helper_args();
         self.insn_arg(insn);
         self.e.emit_call(self.helpers.fp);
+        self.counters_after_call();
         self.reload_caller_saved();
         if matches!(
             insn.op,
