@@ -6,7 +6,6 @@
 //! file bytes copied out), the program-header location for the auxiliary vector, executable
 //! ranges and the symbol table.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use thiserror::Error;
@@ -108,14 +107,15 @@ impl Segment {
     }
 }
 
-/// A symbol from `.symtab`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Symbol {
-    pub name: String,
-    pub value: u32,
-    pub size: u32,
+/// A defined symbol from `.symtab`; its name is in [`ElfFile`]'s copy of the string table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Symbol {
+    /// The name's bytes: `strings[name.0..name.1]`.
+    name: (u32, u32),
+    value: u32,
+    size: u32,
     /// `STT_*` type (low nibble of `st_info`): 1 = object, 2 = function.
-    pub kind: u8,
+    kind: u8,
 }
 
 /// A parsed ELF32 RISC-V executable.
@@ -138,10 +138,13 @@ pub struct ElfFile {
     pub phnum: u16,
     /// Allocated executable sections (`SHF_ALLOC | SHF_EXECINSTR`) as address ranges.
     exec_sections: Vec<Range<u32>>,
-    /// Defined symbols, in symbol-table order.
+    /// Defined symbols, in symbol-table order. Looked up by a scan (a few lookups per
+    /// program: `tohost`, the signature bounds): a statically linked C program with debug
+    /// information has about 10 000 of them, and a name string and a hash-map entry each
+    /// cost about a millisecond of every run's start.
     symbols: Vec<Symbol>,
-    /// Name -> index into `symbols` of the first definition.
-    by_name: HashMap<String, usize>,
+    /// The symbol table's string table.
+    strings: Vec<u8>,
 }
 
 /// Bounds-checked little-endian reads from the file.
@@ -337,7 +340,7 @@ impl ElfFile {
             phnum,
             exec_sections: Vec::new(),
             symbols: Vec::new(),
-            by_name: HashMap::new(),
+            strings: Vec::new(),
         };
         if shoff != 0 && shnum != 0 {
             elf.parse_sections(&r, shoff, shentsize, shnum)?;
@@ -413,20 +416,19 @@ impl ElfFile {
             let Some(tail) = strings.get(name_off..) else {
                 continue;
             };
-            let name_bytes = tail.split(|&b| b == 0).next().unwrap_or_default();
-            let name = String::from_utf8_lossy(name_bytes).into_owned();
-            if name.is_empty() {
+            let len = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+            if len == 0 {
                 continue;
             }
-            let index = self.symbols.len();
-            self.by_name.entry(name.clone()).or_insert(index);
+            // Both fit in u32: the string table's size is a u32.
             self.symbols.push(Symbol {
-                name,
+                name: (name_off as u32, (name_off + len) as u32),
                 value: u32_at(s, 4),
                 size: u32_at(s, 8),
                 kind: s[12] & 0xf,
             });
         }
+        self.strings = strings.to_vec();
         Ok(())
     }
 
@@ -435,23 +437,27 @@ impl ElfFile {
         self.elf_type == ET_DYN
     }
 
-    /// The value (address) of the defined symbol `name` from `.symtab`.
+    /// The bytes of `sym`'s name.
+    fn name_of(&self, sym: &Symbol) -> &[u8] {
+        &self.strings[sym.name.0 as usize..sym.name.1 as usize]
+    }
+
+    /// The value (address) of the first defined symbol `name` in `.symtab`.
     pub fn symbol(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).map(|&i| self.symbols[i].value)
+        self.symbols
+            .iter()
+            .find(|s| self.name_of(s) == name.as_bytes())
+            .map(|s| s.value)
     }
 
-    /// All defined symbols, in symbol-table order.
-    pub fn symbols(&self) -> &[Symbol] {
-        &self.symbols
-    }
-
-    /// The function or object symbol containing `addr`, with the offset into it.
-    pub fn symbolize(&self, addr: u32) -> Option<(&str, u32)> {
+    /// The function or object symbol containing `addr` (its name, lossily UTF-8), with the
+    /// offset into it.
+    pub fn symbolize(&self, addr: u32) -> Option<(std::borrow::Cow<'_, str>, u32)> {
         self.symbols
             .iter()
             .filter(|s| s.kind == 1 || s.kind == 2)
             .find(|s| addr >= s.value && (addr - s.value) < s.size.max(1))
-            .map(|s| (s.name.as_str(), addr - s.value))
+            .map(|s| (String::from_utf8_lossy(self.name_of(s)), addr - s.value))
     }
 
     /// Address ranges holding code: allocated executable sections, or the executable PT_LOAD
@@ -654,7 +660,7 @@ pub(crate) mod tests {
         assert_eq!(elf.symbol("tohost"), Some(0x12000));
         assert_eq!(elf.symbol("_start"), Some(0x11000));
         assert_eq!(elf.symbol("missing"), None);
-        assert_eq!(elf.symbolize(0x11002), Some(("_start", 2)));
+        assert_eq!(elf.symbolize(0x11002), Some(("_start".into(), 2)));
         assert_eq!(elf.executable_ranges(), vec![0x11000..0x11008]);
         assert!(!elf.is_position_independent());
     }
