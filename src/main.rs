@@ -548,7 +548,12 @@ fn exit_status(code: i32) -> u8 {
 
 fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let engine = args.engine.config();
-    let bare = args.bare || rv32vm::bare::is_htif_program(&args.program);
+    // Read once: a bare-metal program is told by its symbols, and a Linux one is loaded
+    // from the same bytes (a file unreadable here is reported by the loader).
+    let image = (!args.bare)
+        .then(|| rv32vm::user::read_program(&args.program).ok())
+        .flatten();
+    let bare = args.bare || image.as_deref().is_some_and(rv32vm::bare::is_htif_image);
     if bare && !args.bare {
         tracing::info!(
             "{}: has a `tohost` symbol: running it bare",
@@ -578,6 +583,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     let opts = rv32vm::user::UserOptions {
         program: args.program,
+        program_image: image,
         args: args.args,
         allow_misaligned: args.allow_misaligned,
         engine,

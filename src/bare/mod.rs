@@ -459,16 +459,13 @@ impl Platform for BareMachine {
     }
 }
 
-/// Whether the program at `path` is a bare-metal program that talks HTIF rather than a Linux
+/// Whether a program file's bytes are a bare-metal program that talks HTIF rather than a Linux
 /// program: a statically linked ELF with a `tohost` symbol (riscv-tests, riscv-arch-test,
 /// Spike's conventions). As a Linux program it would die at its first machine-mode CSR access,
-/// so `rv32vm run` runs it as `run --bare` does. Anything unreadable or not such an ELF is not
-/// one (the user-mode loader then reports it).
-pub fn is_htif_program(path: &Path) -> bool {
-    let Ok(bytes) = crate::hostfile::read_bounded("program", path, MAX_ELF_SIZE) else {
-        return false;
-    };
-    ElfFile::parse(&bytes).is_ok_and(|elf| elf.symbol("tohost").is_some())
+/// so `rv32vm run` runs it as `run --bare` does. Anything not such an ELF is not one (the
+/// user-mode loader then reports it).
+pub fn is_htif_image(bytes: &[u8]) -> bool {
+    ElfFile::parse(bytes).is_ok_and(|elf| elf.symbol("tohost").is_some())
 }
 
 /// Load and run a bare-metal program; returns the process exit status.

@@ -81,6 +81,9 @@ pub const PIE_BASE: u32 = 0x0040_0000;
 pub struct UserOptions {
     /// The static RV32 Linux ELF executable.
     pub program: PathBuf,
+    /// Its bytes, if the caller read them already ([`read_program`]; `rv32vm run` does, to
+    /// tell a bare-metal program): the file is then not read again.
+    pub program_image: Option<Vec<u8>>,
     /// Arguments after `argv[0]` (`argv[0]` is `program` as given).
     pub args: Vec<String>,
     /// Perform misaligned loads/stores directly instead of trapping and emulating them.
@@ -102,6 +105,7 @@ impl Default for UserOptions {
     fn default() -> Self {
         UserOptions {
             program: PathBuf::new(),
+            program_image: None,
             args: Vec::new(),
             allow_misaligned: false,
             engine: EngineConfig::default(),
@@ -236,7 +240,14 @@ impl Process {
     /// run it in U-mode.
     pub fn new(opts: &UserOptions) -> Result<(Process, Hart), UserError> {
         let path = &opts.program;
-        let bytes = read_program(path)?;
+        let read;
+        let bytes = match &opts.program_image {
+            Some(image) => image,
+            None => {
+                read = read_program(path)?;
+                &read
+            }
+        };
         let program = path.as_os_str().as_encoded_bytes().to_vec();
         let mut args = vec![program.clone()];
         args.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
@@ -298,7 +309,7 @@ pub const PROGRAM_SIZE_LIMIT: u64 = 1 << 30;
 
 /// Read a program file: a regular file of at most [`PROGRAM_SIZE_LIMIT`] bytes (a device,
 /// FIFO or huge file is refused before anything is read).
-pub(crate) fn read_program(path: &Path) -> Result<Vec<u8>, InputError> {
+pub fn read_program(path: &Path) -> Result<Vec<u8>, InputError> {
     hostfile::read_bounded("program", path, PROGRAM_SIZE_LIMIT)
 }
 
