@@ -223,7 +223,8 @@ pub struct ChainSite {
 /// Host registers that cache guest registers within a block, most used guest register first:
 /// the callee-saved ones that [`INSTRET`] and [`BUDGET`] leave (helper calls preserve them),
 /// then caller-saved ones (spilled before and reloaded after every call, which only slow paths
-/// and rare instructions make).
+/// and rare instructions make). Only 32-bit operations write them, so their upper halves stay
+/// zero and they index memory as they are ([`BlockCompiler::tlb_lookup`]).
 const CACHE_REGS: [Reg; 6] = [Reg::R12, Reg::R13, Reg::R8, Reg::R9, Reg::R10, Reg::R11];
 
 /// Whether a call clobbers host register `r` (System V).
@@ -625,8 +626,8 @@ impl<'a> BlockCompiler<'a> {
             self.e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
             self.e.emit_jcc(Cond::Eq, exit);
             self.e.emit_cmp64_mem(INSTRET, state_limit());
-            self.e.emit_jcc(Cond::Geu, exit);
-            self.e.emit_jmp(head);
+            self.e.emit_jcc(Cond::Ltu, head);
+            self.e.emit_jmp(exit);
             return;
         }
         // Not `sync_before_call`: the other path of a branch still has them dirty.
@@ -1212,28 +1213,48 @@ impl<'a> BlockCompiler<'a> {
             }
         };
         self.alu_with(Alu::Cmp, a, self.operand(i.rs2));
-        let cond = match i.op {
-            Beq => Cond::Eq,
-            Bne => Cond::Ne,
-            Blt => Cond::Lt,
-            Bge => Cond::Ge,
-            Bltu => Cond::Ltu,
-            _ => Cond::Geu,
+        let (cond, not_cond) = match i.op {
+            Beq => (Cond::Eq, Cond::Ne),
+            Bne => (Cond::Ne, Cond::Eq),
+            Blt => (Cond::Lt, Cond::Ge),
+            Bge => (Cond::Ge, Cond::Lt),
+            Bltu => (Cond::Ltu, Cond::Geu),
+            _ => (Cond::Geu, Cond::Ltu),
         };
-        let taken = self.e.label();
-        self.e.emit_jcc(cond, taken);
-        self.exit_to(pc.wrapping_add(i.len as u32), index + 1);
-        self.e.bind(taken);
-        self.exit_to(pc.wrapping_add(i.imm as u32), index + 1);
+        let (next_pc, target) = (pc.wrapping_add(i.len as u32), pc.wrapping_add(i.imm as u32));
+        let other = self.e.label();
+        if self.self_loop.is_some() && target == self.pc0 {
+            // The loop's back edge falls through from the compare, so an iteration takes one
+            // host branch (the back edge's own), not a jump to it and one back.
+            self.e.emit_jcc(not_cond, other);
+            self.exit_to(target, index + 1);
+            self.e.bind(other);
+            self.exit_to(next_pc, index + 1);
+        } else {
+            self.e.emit_jcc(cond, other);
+            self.exit_to(next_pc, index + 1);
+            self.e.bind(other);
+            self.exit_to(target, index + 1);
+        }
     }
 
     /// The guest address `rs1 + imm` into esi, and the TLB lookup: on a hit (and an aligned
     /// address) rdx holds the addend, so the host address is `rdx + rsi`; otherwise jump to
     /// `slow`. Misaligned addresses always take the slow path, whose helper behaves exactly as
     /// the interpreter (trap, or bytewise access when allowed).
-    fn tlb_lookup(&mut self, i: &Insn, size: u32, write: bool, slow: Label) {
+    /// Returns the register that holds the guest address: esi, or without checks
+    /// ([`Self::unchecked`]) the host register caching rs1 when the offset is 0 (32-bit
+    /// operations keep a cached register's upper half zero, so it indexes as the address).
+    fn tlb_lookup(&mut self, i: &Insn, size: u32, write: bool, slow: Label) -> Reg {
+        if let (true, Some(_), 0, Operand::Reg(r)) =
+            (self.unchecked, self.flat_base, i.imm, self.operand(i.rs1))
+        {
+            self.tlb_check(size, write, slow);
+            return r;
+        }
         self.address(i.rs1, i.imm);
         self.tlb_check(size, write, slow);
+        Reg::Rsi
     }
 
     /// esi = x[rs1] + imm (a constant when folding made rs1 x0).
@@ -1313,9 +1334,9 @@ impl<'a> BlockCompiler<'a> {
         // What the slow path writes back: the registers changed before this load (rd's host
         // register may not even hold its old value yet).
         let dirty = self.dirty;
-        self.tlb_lookup(i, size, false, slow);
+        let va = self.tlb_lookup(i, size, false, slow);
         self.e
-            .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, Reg::Rsi, 0);
+            .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, va, 0);
         self.e.bind(resume);
         // eax holds the value on both paths.
         self.set(i.rd, Reg::Rax);
@@ -1339,10 +1360,16 @@ impl<'a> BlockCompiler<'a> {
             _ => (Width::B32, 4, self.helpers.store_u32),
         };
         let (slow, resume) = (self.e.label(), self.e.label());
-        self.tlb_lookup(i, size, true, slow);
-        self.get(Reg::Rcx, i.rs2);
-        self.e
-            .emit_store_indexed(w, Reg::Rdx, Reg::Rsi, 0, Reg::Rcx);
+        let va = self.tlb_lookup(i, size, true, slow);
+        // A cached rs2 is stored from its host register.
+        let value = match self.operand(i.rs2) {
+            Operand::Reg(r) => r,
+            _ => {
+                self.get(Reg::Rcx, i.rs2);
+                Reg::Rcx
+            }
+        };
+        self.e.emit_store_indexed(w, Reg::Rdx, va, 0, value);
         self.e.bind(resume);
         let trap = self.trap_exit(index, pc);
         let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
@@ -1370,14 +1397,13 @@ impl<'a> BlockCompiler<'a> {
         };
         let (slow, resume) = (self.e.label(), self.e.label());
         self.test_fp_on(slow);
-        self.tlb_lookup(i, size, store, slow);
+        let va = self.tlb_lookup(i, size, store, slow);
         if store {
             self.e.emit_load(w, false, Reg::Rcx, freg(i.rs2));
-            self.e
-                .emit_store_indexed(w, Reg::Rdx, Reg::Rsi, 0, Reg::Rcx);
+            self.e.emit_store_indexed(w, Reg::Rdx, va, 0, Reg::Rcx);
         } else {
             self.e
-                .emit_load_indexed(w, false, Reg::Rax, Reg::Rdx, Reg::Rsi, 0);
+                .emit_load_indexed(w, false, Reg::Rax, Reg::Rdx, va, 0);
             if size == 4 {
                 self.e.emit_load_imm64(Reg::Rcx, 0xffff_ffff_0000_0000);
                 self.e.emit_or64(Reg::Rax, Reg::Rcx);
