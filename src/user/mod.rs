@@ -251,7 +251,7 @@ impl Process {
         let program = path.as_os_str().as_encoded_bytes().to_vec();
         let mut args = vec![program.clone()];
         args.extend(opts.args.iter().map(|a| a.as_bytes().to_vec()));
-        let image = load_program(path, &bytes, &args, &guest_environment(), &program)?;
+        let image = load_program(path, bytes, &args, &guest_environment(), &program)?;
 
         let mut hart = Hart::new();
         image.start(&mut hart);
