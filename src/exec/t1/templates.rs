@@ -7,11 +7,12 @@
 //!   `RunState`); guest registers live in `hart.x` and are read and written in memory, so the
 //!   guest state is exact at every helper call and every exit;
 //! - `rax`, `rcx`, `rdx`, `rsi`, `rdi`, `r8`..`r11` are scratch (helpers may clobber them);
-//! - `hart.pc` holds the block's entry pc while the block runs, exactly as in the interpreter,
-//!   and `r14` the instruction count at block entry ([`INSTRET`]), `r15d` the chaining budget
-//!   ([`BUDGET`]): all of tier 1's code keeps the two counters in those registers, and
+//! - `r14` holds the instruction count at block entry ([`INSTRET`]) and `r15d` the chaining
+//!   budget ([`BUDGET`]): all of tier 1's code keeps the two counters in those registers, and
 //!   `hart.instret` and `RunState::budget` hold them only while a helper runs and after the
-//!   code left through a stub. Exits write pc and add to the count.
+//!   code left through a stub. Exits add to the count; `hart.pc` is written only where the
+//!   code leaves for a stub (no chained block reads it: traps write their pc, helpers take
+//!   theirs as an argument).
 //!
 //! A template never decides anything from run-time guest state at compile time except the
 //! instruction itself and its pc (blocks are compiled for one entry pc; see
@@ -632,9 +633,15 @@ impl<'a> BlockCompiler<'a> {
         }
         // Not `sync_before_call`: the other path of a branch still has them dirty.
         self.write_back(self.dirty);
-        self.e.emit_store_imm32(hart_pc(), target);
         self.e.emit_add64_imm(INSTRET, retired as i32);
-        self.chain_checks();
+        // `emit_chain_checks`, leaving through `to_run_loop`. `hart.pc` is written only on
+        // the ways out of compiled code: a chained block never reads it (trap and other exits
+        // write their own pc, helpers take theirs as an argument).
+        let (to_run_loop, to_dispatcher) = (self.e.label(), self.e.label());
+        self.e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
+        self.e.emit_jcc(Cond::Eq, to_run_loop);
+        self.e.emit_cmp64_mem(INSTRET, state_limit());
+        self.e.emit_jcc(Cond::Geu, to_run_loop);
         let same_page = target & !PAGE_MASK == self.pc0 & !PAGE_MASK;
         if self.chaining && same_page {
             // The translation of the block's own page was checked when the block was entered.
@@ -651,11 +658,11 @@ impl<'a> BlockCompiler<'a> {
             let (tag, addend) = exec_tlb_entry(target);
             self.e
                 .emit_alu32_mem_imm(Alu::Cmp, tag, target & !PAGE_MASK);
-            self.e.emit_jcc_abs(Cond::Ne, self.stubs.dispatch);
+            self.e.emit_jcc(Cond::Ne, to_dispatcher);
             self.e
                 .emit_load_imm64(Reg::Rax, host.wrapping_sub(target as usize) as u64);
             self.e.emit_cmp64_mem(Reg::Rax, addend);
-            self.e.emit_jcc_abs(Cond::Ne, self.stubs.dispatch);
+            self.e.emit_jcc(Cond::Ne, to_dispatcher);
             let offset = self.e.patchable_jmp();
             self.sites.push(ChainSite {
                 offset,
@@ -663,7 +670,12 @@ impl<'a> BlockCompiler<'a> {
                 target_host: Some(host),
             });
         }
+        self.e.bind(to_dispatcher);
+        self.e.emit_store_imm32(hart_pc(), target);
         self.e.emit_jmp_abs(self.stubs.dispatch);
+        self.e.bind(to_run_loop);
+        self.e.emit_store_imm32(hart_pc(), target);
+        self.e.emit_jmp_abs(self.stubs.exit_next);
     }
 
     /// A jump to the constant `target` that writes `link` to `rd`, after `retired`
