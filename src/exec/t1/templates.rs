@@ -621,8 +621,8 @@ impl<'a> BlockCompiler<'a> {
     /// the target's code, or ask the dispatcher.
     fn exit_to(&mut self, target: u32, retired: u32) {
         if let (Some((head, exit)), true) = (self.self_loop, target == self.pc0) {
-            // Back to the start of this block: guest registers stay in host registers and
-            // `hart.pc` already holds the target.
+            // Back to the start of this block: guest registers stay in host registers (the
+            // loop's exit writes them back, and pc).
             self.e.emit_add64_imm(INSTRET, retired as i32);
             self.e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
             self.e.emit_jcc(Cond::Eq, exit);
