@@ -582,6 +582,8 @@ impl<'a> BlockCompiler<'a> {
     /// `dst = dst OP src`.
     fn alu_with(&mut self, op: Alu, dst: Reg, src: Operand) {
         match src {
+            // `test` sets the flags a compare with 0 sets (carry and overflow clear), shorter.
+            Operand::Zero if op == Alu::Cmp => self.e.emit_alu32(Alu::Test, dst, dst),
             Operand::Zero => self.e.emit_alu32_imm32(op, dst, 0),
             Operand::Reg(r) => self.e.emit_alu32(op, dst, r),
             Operand::Mem(m) => self.e.emit_alu32_mem(op, dst, m),
@@ -1347,6 +1349,21 @@ impl<'a> BlockCompiler<'a> {
         // register may not even hold its old value yet).
         let dirty = self.dirty;
         let va = self.tlb_lookup(i, size, false, slow);
+        if self.unchecked {
+            // No slow path to join: straight into rd's host register, if it has one.
+            match self.cached[i.rd as usize & 31] {
+                Some(d) if i.rd != 0 => {
+                    self.e.emit_load_indexed(w, signed, d, Reg::Rdx, va, 0);
+                    self.dirty |= 1 << (i.rd & 31);
+                }
+                _ => {
+                    self.e
+                        .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, va, 0);
+                    self.set(i.rd, Reg::Rax);
+                }
+            }
+            return;
+        }
         self.e
             .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, va, 0);
         self.e.bind(resume);
