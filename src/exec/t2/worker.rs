@@ -6,6 +6,7 @@
 //! run loop says it forgot everything older than some epoch ([`Worker::forget_before`]).
 
 use std::collections::VecDeque;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
@@ -215,8 +216,9 @@ fn guard_forks() {
 
 /// The compile thread, as the run loop sees it.
 pub struct Worker {
-    jobs: Sender<Message>,
-    done: Receiver<CompileDone>,
+    /// Dropped only in the process that started the thread (see `Drop`).
+    jobs: ManuallyDrop<Sender<Message>>,
+    done: ManuallyDrop<Receiver<CompileDone>>,
     /// The thread's stripe of [`FORK_GUARD`] (tests hold another).
     #[cfg_attr(not(test), allow(dead_code))]
     stripe: usize,
@@ -262,8 +264,8 @@ impl Worker {
             compile_loop(job_rx, done_tx, &thread_quit, stripe)
         })?;
         Ok(Worker {
-            jobs,
-            done,
+            jobs: ManuallyDrop::new(jobs),
+            done: ManuallyDrop::new(done),
             stripe,
             forks: FORKS.load(Ordering::Relaxed),
             quit,
@@ -342,7 +344,10 @@ impl Drop for Worker {
     fn drop(&mut self) {
         if !self.is_ours() {
             // A forked child: the thread is the parent's; joining would wait for a thread
-            // that does not exist here. Leak the handle and the channels instead.
+            // that does not exist here. Leak the handle and the channels instead: the
+            // parent's thread may have held a channel's lock at the fork (waiting in `recv`),
+            // which stays locked here for good, and dropping a channel takes it (a guest's
+            // child hung so when its first region was asked for).
             if let Some(t) = self.thread.take() {
                 std::mem::forget(t);
             }
@@ -350,6 +355,11 @@ impl Drop for Worker {
         }
         self.quit.store(true, Ordering::Relaxed);
         let _ = self.jobs.send(Message::Shutdown);
+        // SAFETY: each is dropped once, here, and the worker is never used again.
+        unsafe {
+            ManuallyDrop::drop(&mut self.jobs);
+            ManuallyDrop::drop(&mut self.done);
+        }
         if let Some(t) = self.thread.take() {
             if !DETACH_ON_DROP.load(Ordering::Relaxed) {
                 let _ = t.join();
