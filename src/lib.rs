@@ -108,7 +108,11 @@ pub fn format_stats(engine: &exec::Engine, hart: &cpu::Hart) -> String {
         };
         let j = &s.jit;
         let _ = writeln!(out, "  tier 1:");
-        let _ = writeln!(out, "    blocks compiled     {}", j.blocks_compiled);
+        let _ = writeln!(
+            out,
+            "    blocks compiled     {} ({} with the block they fall through to)",
+            j.blocks_compiled, j.fallthroughs
+        );
         let _ = writeln!(out, "    code bytes          {}", j.code_bytes);
         let _ = writeln!(
             out,

@@ -2796,3 +2796,81 @@ fn a_region_that_loops_long_per_entry_stays() {
     // 100 iterations (200 instructions) per call.
     assert_eq!(regions_taken_back_from(100), 0);
 }
+
+#[test]
+fn a_loop_of_two_blocks_matches_in_every_tier_and_runs_as_one_block_in_tier_1() {
+    // A test at the top (count x5 down, leave at 0) and a body that stores, loads and jumps
+    // back (as `for (...) if (...) continue;` compiles): tier 1 compiles the body with the
+    // test, a loop on itself. With a stride, the store walks into the unmapped hole after
+    // the data pages and traps in the second block, so pc and instret at a trap there must
+    // be exact; flat and paged memory both.
+    let words = [
+        i_type(-1, 5, 0, 5, 0x13),   // loop: addi x5, x5, -1
+        b_type(24, 0, 5, 0),         // beq x5, x0, done
+        r_type(0, 5, 7, 0, 7, 0x33), // add x7, x7, x5
+        s_type(0, 7, 6, 2),          // sw x7, 0(x6)
+        i_type(0, 6, 2, 8, 0x03),    // lw x8, 0(x6)
+        r_type(0, 9, 6, 0, 6, 0x33), // add x6, x6, x9
+        j_type(-24, 0),              // j loop
+        0x0000_0073,                 // done: ecall
+    ];
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    for (stride, start, flat) in [
+        (0, DATA_BASE, false),
+        (4, HOLE - 4 * 100, false),
+        (0, DATA_BASE, true),
+        (4, HOLE - 4 * 100, true),
+    ] {
+        let mut regs = [0u32; 32];
+        regs[5] = 300;
+        regs[6] = start;
+        regs[9] = stride;
+        let fp = RunSetup {
+            flat,
+            ..RunSetup::integer()
+        };
+        let interp = run_with_fp(
+            Tier::Interp,
+            NO_PASSES,
+            None,
+            &code,
+            &regs,
+            &data,
+            false,
+            &fp,
+        );
+        let ended = interp.trap.map(|t| t.2);
+        if stride == 0 {
+            assert_eq!(ended, Some(CODE_BASE + 28), "the loop ran to the ecall");
+        } else {
+            assert_eq!(ended, Some(CODE_BASE + 12), "the store trapped at the hole");
+        }
+        for other in OTHER_TIERS {
+            let plat = TestPlatform::new(&code, &data, false, flat);
+            assert!(
+                run_on(plat, other.0, other.1, other.2, &regs, &fp) == interp,
+                "{} (stride {stride}, flat {flat})",
+                other.3
+            );
+        }
+        #[cfg(tier1)]
+        {
+            let mut hart = Hart::new();
+            hart.x = regs;
+            hart.pc = CODE_BASE;
+            let mut plat = TestPlatform::new(&code, &data, false, flat);
+            let mut engine = Engine::new(EngineConfig {
+                tier: Tier::T1,
+                t1_threshold: 16,
+                ..EngineConfig::default()
+            });
+            engine.run(&mut hart, &mut plat, Some(10_000));
+            assert_eq!(
+                engine.stats.jit.fallthroughs, 1,
+                "the test and the body in one"
+            );
+            assert_eq!((hart.x, hart.pc), (interp.x, interp.pc));
+        }
+    }
+}

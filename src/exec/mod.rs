@@ -122,6 +122,7 @@ pub struct T1Stats {
     pub compile_time: Duration,
     pub links_patched: u64,
     pub cross_page_sites: u64,
+    pub fallthroughs: u64,
     pub compile_failures: u64,
 }
 
@@ -556,11 +557,23 @@ impl Engine {
         if !self.policy.t1_due(runs) {
             return Ok(0);
         }
+        // A block that falls through to another is compiled with it (see `t1_fallthrough`).
+        let next = self.t1_fallthrough(hart, plat, idx, pc);
         let b = &self.blocks[idx as usize];
-        let (insns, host) = (&b.insns, b.host);
+        let host = b.host;
+        let (insns, fallthrough) = match next {
+            Some(next) => {
+                let next = &self.blocks[next as usize];
+                (
+                    std::borrow::Cow::Owned([&b.insns[..], &next.insns[..]].concat()),
+                    Some(next.pc),
+                )
+            }
+            None => (std::borrow::Cow::Borrowed(&b.insns[..]), None),
+        };
         match self.t1.compile_block::<P>(
             idx,
-            insns,
+            &insns,
             pc,
             host,
             &t1::CompileEnv {
@@ -568,6 +581,7 @@ impl Engine {
                 by_host: &self.by_host,
                 exec_host: &|target| hart.tlb.lookup(target, crate::cpu::Access::Execute),
                 unchecked: plat.unchecked_memory(),
+                fallthrough,
             },
         ) {
             Ok(code) => Ok(code),
@@ -594,6 +608,46 @@ impl Engine {
                 Ok(0)
             }
         }
+    }
+
+    /// The block tier 1 compiles together with block `idx` (entered at `pc`), if any: the one
+    /// its final conditional branch falls through to, on the same page (built now if need
+    /// be: a loop's first block is compiled before its second has run under `--tier t1`),
+    /// built for the pc it follows at (its folded constants hold there). A loop of two
+    /// blocks (a test and a branch back, as in `for (...) if (...) continue;`) then runs as
+    /// one block that loops on itself, its guest registers in host registers across
+    /// iterations instead of written back and loaded again at each block. Both are dropped
+    /// together when the page changes.
+    #[cfg(tier1)]
+    fn t1_fallthrough<P: Platform + 'static>(
+        &mut self,
+        hart: &mut Hart,
+        plat: &mut P,
+        idx: u32,
+        pc: u32,
+    ) -> Option<u32> {
+        use crate::cpu::tlb::PAGE_MASK;
+        use crate::isa::Op::{Beq, Bge, Bgeu, Blt, Bltu, Bne};
+        let first = &self.blocks[idx as usize];
+        let ends_in_branch = first
+            .insns
+            .last()
+            .is_some_and(|i| matches!(i.op, Beq | Bne | Blt | Bge | Bltu | Bgeu));
+        if self.one_insn_blocks || !ends_in_branch || first.straddle.is_some() {
+            return None;
+        }
+        let len: u32 = first.insns.iter().map(|i| i.len as u32).sum();
+        let next_pc = pc.wrapping_add(len);
+        if next_pc & !PAGE_MASK != pc & !PAGE_MASK {
+            return None;
+        }
+        let next_host = first.host.wrapping_add(len as usize);
+        let next = match self.by_host.get(&next_host) {
+            Some(&next) => next,
+            None => self.add_block(hart, plat, next_pc, next_host).ok()?,
+        };
+        let b = &self.blocks[next as usize];
+        (next != idx && b.pc == next_pc && b.straddle.is_none()).then_some(next)
     }
 
     /// Without tier 1 no block is compiled by it.

@@ -103,6 +103,9 @@ pub struct CompileEnv<'a> {
     pub exec_host: &'a dyn Fn(u32) -> Option<usize>,
     /// Loads and stores need no check (`Platform::unchecked_memory`, with `flat_base`).
     pub unchecked: bool,
+    /// The instructions are two blocks': past the first's final conditional branch, they go
+    /// on at this pc, where that branch falls through to (on the same page).
+    pub fallthrough: Option<u32>,
 }
 
 /// Tier-1 counters for `--stats`.
@@ -114,6 +117,9 @@ pub struct JitStats {
     pub links_patched: u64,
     /// Direct exits to another page given a guarded chain site.
     pub cross_page_sites: u64,
+    /// Blocks compiled together with the block they fall through to
+    /// ([`CompileEnv::fallthrough`]).
+    pub fallthroughs: u64,
     pub compile_failures: u64,
 }
 
@@ -222,12 +228,7 @@ impl Jit {
         host: usize,
         env: &CompileEnv<'_>,
     ) -> Result<usize, JitError> {
-        let CompileEnv {
-            flat_base,
-            by_host,
-            exec_host,
-            unchecked,
-        } = *env;
+        let by_host = env.by_host;
         // The code table is read while chaining the new block's exits; `compile` does not
         // touch it, so lend it out for the call.
         let code = std::mem::take(&mut self.code);
@@ -238,13 +239,10 @@ impl Jit {
                 _ => None,
             }
         };
-        let memory = templates::MemoryAccess {
-            flat_base,
-            unchecked,
-        };
-        let result = self.compile::<P>(insns, pc, host, memory, compiled_at, exec_host);
+        let result = self.compile::<P>(insns, pc, host, env, compiled_at);
         self.code = code;
         let compiled = result?;
+        self.stats.fallthroughs += env.fallthrough.is_some() as u64;
         let entry = compiled.entry;
         self.set_code(idx, BlockCode::Done(compiled));
         Ok(entry)
@@ -426,21 +424,17 @@ impl Jit {
         Ok(())
     }
 
-    /// Compile the block of `insns` at guest `pc`, host address `host`, for a platform whose
-    /// RAM is at host `flat_base + va` if it says so (and whose accesses need no check, if
-    /// `unchecked`: `memory` is both). `compiled_at(host)`
-    /// tells where compiled code for the block at a host address is (its pc and entry), so
-    /// direct exits to it are chained at once; exits waiting for this block are chained to it.
-    /// `exec_host(pc)` is where the execute TLB maps a pc now (exits to other pages are
-    /// chained under a guard that this still holds).
+    /// Compile the block of `insns` at guest `pc`, host address `host`, in the machine `env`
+    /// describes (see [`CompileEnv`]). `compiled_at(host)` tells where compiled code for the
+    /// block at a host address is (its pc and entry), so direct exits to it are chained at
+    /// once; exits waiting for this block are chained to it.
     fn compile<P: Platform + 'static>(
         &mut self,
         insns: &[Insn],
         pc: u32,
         host: usize,
-        memory: templates::MemoryAccess,
+        env: &CompileEnv<'_>,
         compiled_at: impl Fn(usize) -> Option<(u32, usize)>,
-        exec_host: &dyn Fn(u32) -> Option<usize>,
     ) -> Result<Compiled, JitError> {
         let started = Instant::now();
         self.prepare::<P>()?;
@@ -448,9 +442,22 @@ impl Jit {
             return Err(JitError::ArenaFull); // not reachable: `prepare` made both
         };
         let base = arena.next_addr();
-        let code = BlockCompiler::new(base, stubs, helpers, pc, self.chaining, memory, exec_host)
-            .compile(insns)
-            .map_err(|err| JitError::Assemble(err.to_string()))?;
+        let memory = templates::MemoryAccess {
+            flat_base: env.flat_base,
+            unchecked: env.unchecked,
+        };
+        let code = BlockCompiler::new(
+            base,
+            stubs,
+            helpers,
+            pc,
+            self.chaining,
+            memory,
+            env.exec_host,
+        )
+        .with_fallthrough(env.fallthrough)
+        .compile(insns)
+        .map_err(|err| JitError::Assemble(err.to_string()))?;
         let entry = arena.push(&code.code).ok_or(JitError::ArenaFull)?;
         debug_assert_eq!(entry, base);
         let mut targets = Vec::with_capacity(code.sites.len());

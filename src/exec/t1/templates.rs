@@ -255,6 +255,14 @@ fn simple_alu(op: Op) -> Option<Alu> {
 
 /// Code that runs only on a slow path, emitted after the block body.
 enum OutOfLine {
+    /// The taken exit of the first block's final branch, when the next block follows inline.
+    Exit {
+        entry: Label,
+        /// The cached guest registers changed at the branch.
+        dirty: u32,
+        target: u32,
+        retired: u32,
+    },
     /// A load that missed the TLB (or was misaligned): call the helper, then go on.
     Load {
         /// Cached guest registers to write back before the call.
@@ -342,6 +350,10 @@ pub struct BlockCompiler<'a> {
     /// Loads and stores go straight to `flat_base + va`, unchecked
     /// (`Platform::unchecked_memory`).
     unchecked: bool,
+    /// The pc at which the instructions go on past the first block's final conditional
+    /// branch, when the block it falls through to is compiled with it ([`Self::with_fallthrough`]);
+    /// `None` once that branch is emitted.
+    fallthrough: Option<u32>,
 }
 
 /// What [`BlockCompiler::compile`] produced.
@@ -387,7 +399,17 @@ impl<'a> BlockCompiler<'a> {
             written_exits: Vec::new(),
             exec_host,
             unchecked: unchecked && flat_base.is_some(),
+            fallthrough: None,
         }
+    }
+
+    /// Compile, after the block's instructions, those of the block its final conditional
+    /// branch falls through to, which start at `pc` (same page): its not-taken path goes on
+    /// inline, and a branch of the second block back to the first's start is a loop
+    /// ([`Self::branches_to_start`]), whose registers stay in host registers.
+    pub fn with_fallthrough(mut self, pc: Option<u32>) -> Self {
+        self.fallthrough = pc;
+        self
     }
 
     /// Compile `insns` (a whole block as the block builder made it).
@@ -776,10 +798,7 @@ impl<'a> BlockCompiler<'a> {
             | Orn | Xnor | Max | Maxu | Min | Minu | Rol | Ror | Bclr | Bext | Binv | Bset
             | CzeroEqz | CzeroNez | Clmul | Clmulh | Clmulr | Clz | Ctz | Cpop | SextB | SextH
             | ZextH | OrcB | Rev8 | Fence => {}
-            Beq | Bne | Blt | Bge | Bltu | Bgeu => {
-                self.branch(i, pc, index);
-                return true;
-            }
+            Beq | Bne | Blt | Bge | Bltu | Bgeu => return self.branch(i, pc, index),
             Jal => {
                 self.jump(i.rd, next_pc, pc.wrapping_add(i.imm as u32), index + 1);
                 return true;
@@ -874,8 +893,7 @@ impl<'a> BlockCompiler<'a> {
             Fusion::CmpBranch => {
                 self.insn(head, pc, index);
                 let branch_pc = pc.wrapping_add(head.len as u32);
-                self.branch(&unit[1], branch_pc, index + 1);
-                return true;
+                return self.branch(&unit[1], branch_pc, index + 1);
             }
             Fusion::LwRun | Fusion::SwRun => self.mem_run(unit, pc, index),
             Fusion::None => unreachable_op(),
@@ -1216,8 +1234,9 @@ impl<'a> BlockCompiler<'a> {
         self.set(i.rd, a);
     }
 
-    /// GEN_BRANCH: compare, then leave for the target or the next instruction.
-    fn branch(&mut self, i: &Insn, pc: u32, index: u32) {
+    /// GEN_BRANCH: compare, then leave for the target or the next instruction; true if it
+    /// ended the block (false: the next block follows inline, see [`Self::fallthrough`]).
+    fn branch(&mut self, i: &Insn, pc: u32, index: u32) -> bool {
         use Op::*;
         let a = match self.operand(i.rs1) {
             Operand::Reg(r) => r,
@@ -1237,7 +1256,27 @@ impl<'a> BlockCompiler<'a> {
         };
         let (next_pc, target) = (pc.wrapping_add(i.len as u32), pc.wrapping_add(i.imm as u32));
         let other = self.e.label();
-        if self.self_loop.is_some() && target == self.pc0 {
+        let self_loop = self.self_loop.is_some() && target == self.pc0;
+        if self.fallthrough == Some(next_pc) {
+            // The first block's final branch: the next block's code follows. The back edge of
+            // a loop stays inline (as below); any other taken exit goes out of line.
+            self.fallthrough = None;
+            if self_loop {
+                self.e.emit_jcc(not_cond, other);
+                self.exit_to(target, index + 1);
+                self.e.bind(other);
+            } else {
+                self.e.emit_jcc(cond, other);
+                self.ool.push(OutOfLine::Exit {
+                    entry: other,
+                    dirty: self.dirty,
+                    target,
+                    retired: index + 1,
+                });
+            }
+            return false;
+        }
+        if self_loop {
             // The loop's back edge falls through from the compare, so an iteration takes one
             // host branch (the back edge's own), not a jump to it and one back.
             self.e.emit_jcc(not_cond, other);
@@ -1250,6 +1289,7 @@ impl<'a> BlockCompiler<'a> {
             self.e.bind(other);
             self.exit_to(target, index + 1);
         }
+        true
     }
 
     /// The guest address `rs1 + imm` into esi, and the TLB lookup: on a hit (and an aligned
@@ -1472,6 +1512,17 @@ impl<'a> BlockCompiler<'a> {
     fn emit_out_of_line(&mut self) {
         for item in std::mem::take(&mut self.ool) {
             match item {
+                OutOfLine::Exit {
+                    entry,
+                    dirty,
+                    target,
+                    retired,
+                } => {
+                    self.e.bind(entry);
+                    let inline_dirty = std::mem::replace(&mut self.dirty, dirty);
+                    self.exit_to(target, retired);
+                    self.dirty = inline_dirty;
+                }
                 OutOfLine::Load {
                     dirty,
                     entry,
