@@ -611,9 +611,11 @@ impl Engine {
     }
 
     /// The block tier 1 compiles together with block `idx` (entered at `pc`), if any: the one
-    /// its final conditional branch falls through to, on the same page (built now if need
-    /// be: a loop's first block is compiled before its second has run under `--tier t1`),
-    /// built for the pc it follows at (its folded constants hold there). A loop of two
+    /// its final conditional branch falls through to, on the same page and built for the pc
+    /// it follows at (its folded constants hold there). With flat memory it is built now if
+    /// need be (a loop's first block is compiled before its second has run under `--tier
+    /// t1`); elsewhere building a block whose last instruction straddles the page end would
+    /// walk the next page's translation (setting its A bit) for code that may never run. A loop of two
     /// blocks (a test and a branch back, as in `for (...) if (...) continue;`) then runs as
     /// one block that loops on itself, its guest registers in host registers across
     /// iterations instead of written back and loaded again at each block. Both are dropped
@@ -644,7 +646,10 @@ impl Engine {
         let next_host = first.host.wrapping_add(len as usize);
         let next = match self.by_host.get(&next_host) {
             Some(&next) => next,
-            None => self.add_block(hart, plat, next_pc, next_host).ok()?,
+            None if plat.flat_host_base().is_some() => {
+                self.add_block(hart, plat, next_pc, next_host).ok()?
+            }
+            None => return None,
         };
         let b = &self.blocks[next as usize];
         (next != idx && b.pc == next_pc && b.straddle.is_none()).then_some(next)
