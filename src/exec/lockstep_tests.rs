@@ -2846,12 +2846,10 @@ fn a_loop_of_two_blocks_matches_in_every_tier_and_runs_as_one_block_in_tier_1() 
         } else {
             assert_eq!(ended, Some(CODE_BASE + 12), "the store trapped at the hole");
         }
-        for other in OTHER_TIERS {
-            let plat = TestPlatform::new(&code, &data, false, flat);
+        for &(tier, ir, t2_opt, name) in OTHER_TIERS {
             assert!(
-                run_on(plat, other.0, other.1, other.2, &regs, &fp) == interp,
-                "{} (stride {stride}, flat {flat})",
-                other.3
+                run_with_fp(tier, ir, t2_opt, &code, &regs, &data, false, &fp) == interp,
+                "{name} (stride {stride}, flat {flat})"
             );
         }
         // Under auto the body has run by the time the test is compiled; under `--tier t1`

@@ -629,12 +629,11 @@ impl Engine {
         pc: u32,
     ) -> Option<u32> {
         use crate::cpu::tlb::PAGE_MASK;
-        use crate::isa::Op::{Beq, Bge, Bgeu, Blt, Bltu, Bne};
         let first = &self.blocks[idx as usize];
         let ends_in_branch = first
             .insns
             .last()
-            .is_some_and(|i| matches!(i.op, Beq | Bne | Blt | Bge | Bltu | Bgeu));
+            .is_some_and(|i| i.op.class() == crate::isa::ops::OpClass::Branch);
         if self.one_insn_blocks || !ends_in_branch || first.straddle.is_some() {
             return None;
         }

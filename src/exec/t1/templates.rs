@@ -117,13 +117,19 @@ pub(super) fn emit_counters_from_memory(e: &mut Emitter) {
 }
 
 /// The run loop's checks before entering another block: the chaining budget (so the run loop,
-/// and with it interrupt delivery, comes around regularly) and the instruction limit. Uses
-/// no scratch register, so an indirect jump's target stays in eax.
+/// and with it interrupt delivery, comes around regularly) and the instruction limit, leaving
+/// for the `exit_next` stub. Uses no scratch register, so an indirect jump's target stays in
+/// eax.
 pub(super) fn emit_chain_checks(e: &mut Emitter, stubs: &Stubs) {
+    emit_chain_checks_with(e, |e, cond| e.emit_jcc_abs(cond, stubs.exit_next));
+}
+
+/// [`emit_chain_checks`], leaving through `leave(e, cond)` (a jump taken on `cond`).
+fn emit_chain_checks_with(e: &mut Emitter, leave: impl Fn(&mut Emitter, Cond)) {
     e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
-    e.emit_jcc_abs(Cond::Eq, stubs.exit_next);
+    leave(e, Cond::Eq);
     e.emit_cmp64_mem(INSTRET, state_limit());
-    e.emit_jcc_abs(Cond::Geu, stubs.exit_next);
+    leave(e, Cond::Geu);
 }
 
 /// Go on at `hart.pc`, also in eax, after an indirect jump (pc and instret written, the chain
@@ -658,14 +664,11 @@ impl<'a> BlockCompiler<'a> {
         // Not `sync_before_call`: the other path of a branch still has them dirty.
         self.write_back(self.dirty);
         self.e.emit_add64_imm(INSTRET, retired as i32);
-        // `emit_chain_checks`, leaving through `to_run_loop`. `hart.pc` is written only on
-        // the ways out of compiled code: a chained block never reads it (trap and other exits
-        // write their own pc, helpers take theirs as an argument).
+        // The chain checks leave through `to_run_loop`: `hart.pc` is written only on the ways
+        // out of compiled code, as a chained block never reads it (trap and other exits write
+        // their own pc, helpers take theirs as an argument).
         let (to_run_loop, to_dispatcher) = (self.e.label(), self.e.label());
-        self.e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
-        self.e.emit_jcc(Cond::Eq, to_run_loop);
-        self.e.emit_cmp64_mem(INSTRET, state_limit());
-        self.e.emit_jcc(Cond::Geu, to_run_loop);
+        emit_chain_checks_with(&mut self.e, |e, cond| e.emit_jcc(cond, to_run_loop));
         let same_page = target & !PAGE_MASK == self.pc0 & !PAGE_MASK;
         if self.chaining && same_page {
             // The translation of the block's own page was checked when the block was entered.
