@@ -5,7 +5,9 @@
 //! C++ ones, running its static constructors) took 11 ms of every run's start, tier 2 or not.
 //! The build lists the C API functions the library exports, and `exec::t2::llvm_lib` gives
 //! each a trampoline that jumps through a slot; the compile thread opens the library and fills
-//! the slots in the background.
+//! the slots in the background. Which library it opens: one linked here from LLVM's static
+//! libraries with only tier 2's components (`tier2_library`), if LLVM has them; else
+//! libLLVM.so.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,6 +53,14 @@ fn llvm_trampolines() {
         "{} exports no LLVM C API",
         library.display()
     );
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    match tier2_library(&config, &names, &out) {
+        Ok(path) => println!("cargo::rustc-env=RV32VM_LLVM_TIER2_LIB={}", path.display()),
+        Err(e) => println!(
+            "cargo::warning=tier 2 will load all of {} (slower to start): {e}",
+            library.display()
+        ),
+    }
 
     let mut asm = String::new();
     let mut table = String::new();
@@ -74,7 +84,6 @@ fn llvm_trampolines() {
         names.len()
     )
     .unwrap();
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     std::fs::write(out.join("llvm_trampolines.s"), asm).expect("write llvm_trampolines.s");
     std::fs::write(
         out.join("llvm_symbols.rs"),
@@ -85,6 +94,121 @@ fn llvm_trampolines() {
         ),
     )
     .expect("write llvm_symbols.rs");
+}
+
+/// The LLVM components tier 2 uses: IR, the optimisation pipeline, x86-64 code generation to
+/// object files and the assembly parser (regions hold inline assembly: exec/t2/codegen.rs);
+/// llvm-config adds what they depend on.
+const TIER2_COMPONENTS: &[&str] = &[
+    "core",
+    "passes",
+    "x86codegen",
+    "x86asmparser",
+    "x86desc",
+    "x86info",
+    "target",
+];
+
+/// Link `librv32vm-llvm.so` into `out` from LLVM's static libraries: tier 2's components only,
+/// exporting the C API functions among `exported` that they define and nothing else, so its
+/// own references bind at link time. `dlopen` of libLLVM.so takes 14-19 ms (25 000 symbol
+/// lookups for its C++ references, and fifteen libraries it needs, ICU and Z3 among them);
+/// of this one 3-4 ms. An error (no static libraries, a link failure) leaves tier 2 on
+/// libLLVM.so.
+fn tier2_library(config: &Path, exported: &[String], out: &Path) -> Result<PathBuf, String> {
+    let mut args = vec!["--link-static", "--libfiles"];
+    args.extend(TIER2_COMPONENTS);
+    let archives: Vec<PathBuf> = run(config, &args)
+        .ok_or("llvm-config --link-static --libfiles failed (no static libraries?)")?
+        .split_whitespace()
+        .map(PathBuf::from)
+        .collect();
+    if let Some(missing) = archives.iter().find(|a| !a.exists()) {
+        return Err(format!("no {}", missing.display()));
+    }
+    let defined = archive_functions(&archives)?;
+    let kept: Vec<&String> = exported.iter().filter(|n| defined.contains(*n)).collect();
+    let mut version_script = String::from("{\n  global:\n");
+    let mut pull_in = String::new();
+    for name in &kept {
+        writeln!(version_script, "    {name};").unwrap();
+        // -u makes the linker take the archive member that defines `name`.
+        writeln!(pull_in, "-Wl,-u,{name}").unwrap();
+    }
+    version_script.push_str("  local: *;\n};\n");
+    let script_path = out.join("librv32vm-llvm.map");
+    let pull_in_path = out.join("librv32vm-llvm.args");
+    std::fs::write(&script_path, version_script).map_err(|e| e.to_string())?;
+    std::fs::write(&pull_in_path, pull_in).map_err(|e| e.to_string())?;
+
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let system_libs = run(config, &["--link-static", "--system-libs"]).unwrap_or_default();
+    let library = out.join("librv32vm-llvm.so");
+    let output = Command::new(&compiler)
+        .args(["-shared", "-s", "-o"])
+        .arg(&library)
+        // Every reference resolved here (a missing one fails the build, not a later dlopen);
+        // unreferenced sections dropped.
+        .args([
+            "-Wl,-z,defs",
+            "-Wl,--gc-sections",
+            "-Wl,-O1",
+            "-Wl,--as-needed",
+        ])
+        .arg(format!("-Wl,--version-script={}", script_path.display()))
+        .arg(format!("@{}", pull_in_path.display()))
+        .arg("-Wl,--start-group")
+        .args(&archives)
+        .arg("-Wl,--end-group")
+        .args(
+            system_libs
+                .split_whitespace()
+                .filter_map(|l| shared_library(&compiler, l)),
+        )
+        .args(["-lstdc++", "-lm"])
+        .output()
+        .map_err(|e| format!("cannot run {compiler}: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
+        return Err(format!("linking {} failed: {first}", library.display()));
+    }
+    Ok(library)
+}
+
+/// The `LLVM*` functions the archives define.
+fn archive_functions(archives: &[PathBuf]) -> Result<std::collections::HashSet<String>, String> {
+    let out = Command::new("nm")
+        .args(["--defined-only", "--format=posix"])
+        .args(archives)
+        .output()
+        .map_err(|e| format!("cannot run nm: {e}"))?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (name, kind) = (fields.next()?, fields.next()?);
+            (kind == "T" && name.starts_with("LLVM")).then(|| name.to_string())
+        })
+        .collect())
+}
+
+/// A linker argument for one of llvm-config's system libraries: a path as it is; `-lNAME` as
+/// it is if the development link `libNAME.so` exists, else the runtime library
+/// `libNAME.so.N` by its path (Debian ships libzstd.so only in libzstd-dev), else nothing
+/// (`-z defs` reports a reference nothing resolves).
+fn shared_library(compiler: &str, arg: &str) -> Option<String> {
+    let Some(name) = arg.strip_prefix("-l") else {
+        return Path::new(arg).exists().then(|| arg.to_string());
+    };
+    let found = |file: &str| {
+        run(Path::new(compiler), &[&format!("-print-file-name={file}")])
+            .filter(|p| Path::new(p).is_absolute())
+    };
+    if found(&format!("lib{name}.so")).is_some() {
+        return Some(arg.to_string());
+    }
+    (0..10).find_map(|version| found(&format!("lib{name}.so.{version}")))
 }
 
 /// llvm-config for LLVM 22, as llvm-sys finds it: under `$LLVM_SYS_221_PREFIX`, else

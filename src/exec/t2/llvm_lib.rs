@@ -94,9 +94,15 @@ fn slots() -> &'static [AtomicUsize; LLVM_FUNCTIONS.len()] {
     unsafe { &rv32vm_llvm_slots }
 }
 
-/// The library's path at build time; its file name (the soname) is tried first, through the
+/// libLLVM.so's path at build time; its file name (the soname) is tried first, through the
 /// loader's search path, as the linker's reference to it was.
 const LIBRARY_PATH: &str = env!("RV32VM_LLVM_LIB");
+
+/// The library build.rs linked from LLVM's static libraries with only what tier 2 uses, if it
+/// could: tried before libLLVM.so, which takes four times as long to open (its C++ symbols are
+/// looked up at load, and it brings fifteen libraries). Built into the target directory, so a
+/// binary copied elsewhere after a `cargo clean` falls back to libLLVM.so.
+const TIER2_LIBRARY_PATH: Option<&str> = option_env!("RV32VM_LLVM_TIER2_LIB");
 
 /// Open libLLVM and fill the slots, once per process; later calls (on any thread) wait for
 /// the first to finish and share its result. A failure is reported (once) here.
@@ -112,9 +118,12 @@ pub fn load() -> Result<(), &'static str> {
 fn open_and_bind() -> Result<(), String> {
     let started = std::time::Instant::now();
     let file_name = LIBRARY_PATH.rsplit('/').next().unwrap_or(LIBRARY_PATH);
-    let handle = [file_name, LIBRARY_PATH]
-        .iter()
-        .find_map(|name| open(name))
+    let candidates = TIER2_LIBRARY_PATH
+        .into_iter()
+        .chain([file_name, LIBRARY_PATH]);
+    let (library, handle) = candidates
+        .into_iter()
+        .find_map(|name| Some((name, open(name)?)))
         .ok_or_else(|| format!("cannot load LLVM ({LIBRARY_PATH}): {}", dl_error()))?;
     let mut missing = 0;
     for (slot, name) in slots().iter().zip(LLVM_FUNCTIONS) {
@@ -130,6 +139,7 @@ fn open_and_bind() -> Result<(), String> {
         us = started.elapsed().as_micros() as u64,
         functions = LLVM_FUNCTIONS.len(),
         missing,
+        library,
         "tier 2: LLVM loaded"
     );
     Ok(())
@@ -224,5 +234,24 @@ mod tests {
             core::LLVMContextDispose(context);
         }
         assert_eq!(load(), Ok(()));
+    }
+
+    /// The functions come from the library build.rs linked for tier 2 when it linked one (a
+    /// failure to open it would fall back to libLLVM.so without a word), else from libLLVM.so.
+    #[test]
+    fn llvm_comes_from_the_library_built_for_tier_2() {
+        assert_eq!(load(), Ok(()));
+        let address = slot_of(c"LLVMContextCreate").load(Ordering::Acquire);
+        // SAFETY: `Dl_info` is pointers and an integer, for which all zeros is a valid value.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is ours to write; `dladdr` only looks the address up.
+        let found = unsafe { libc::dladdr(address as *const c_void, &mut info) };
+        assert_ne!(found, 0, "the function is in no loaded object");
+        // SAFETY: `dladdr` succeeded, so `dli_fname` is the object's path as it was opened.
+        let opened = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+        match TIER2_LIBRARY_PATH {
+            Some(path) => assert_eq!(opened, path),
+            None => assert!(opened.contains("libLLVM"), "{opened}"),
+        }
     }
 }

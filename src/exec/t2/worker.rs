@@ -398,7 +398,11 @@ static NEXT_DUMP_THREAD: AtomicU64 = AtomicU64::new(0);
 /// instructions: fast instruction selection gives up on any global's address there, and the
 /// rest of the block goes through SelectionDAG.)
 pub(super) fn host_machine(opt: T2Opt) -> Result<TargetMachine, String> {
-    Target::initialize_native(&InitializationConfig::default())?;
+    // No disassembler: nothing here reads machine code (the library build.rs links has none).
+    Target::initialize_native(&InitializationConfig {
+        disassembler: false,
+        ..InitializationConfig::default()
+    })?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
     let cpu = TargetMachine::get_host_cpu_name();
