@@ -240,11 +240,13 @@ unsafe extern "sysv64" fn load_helper<T: MemValue, P: Platform, const FOLD: bool
 /// which never gets one), the chain ends after this block, so the run loop gets to the
 /// platform (HTIF replies, interrupts a device raised) right there, as it does after every
 /// block the interpreter runs. Compiled code decrements the budget at each chained transfer,
-/// tier 1 in a register, which it reloads after a slow path.
+/// tier 1 in a register, which it reloads after a slow path; tier 1's self-loops take from it
+/// only every so many iterations, but compare instret with `chain_limit` at each.
 #[inline(always)]
 fn end_chain_after_device<P: Platform>(hart: &Hart, ctx: &mut RunCtx<P>, va: u32, access: Access) {
     if hart.tlb.lookup(va, access).is_none() {
         ctx.state.budget = 1;
+        ctx.state.chain_limit = 0;
         ctx.state.device_ended_chain = true;
     }
 }

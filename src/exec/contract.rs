@@ -86,6 +86,10 @@ pub struct RunState {
     pub jump_cache: *const JumpEntry,
     /// Stop chaining when `hart.instret` reaches this.
     pub limit: u64,
+    /// Where tier 1's code stops chaining: `limit` as it enters compiled code, 0 once an access
+    /// reached a device (`abi::end_chain_after_device`). The budget cannot say so for every
+    /// transfer: a self-loop's back edge takes from it only once per several iterations.
+    pub chain_limit: u64,
     /// Blocks left to chain in this `run_block` call (or this entry into compiled code).
     pub budget: u32,
     /// Compiled code ended its chain early because an access reached a device

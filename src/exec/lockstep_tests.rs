@@ -1235,6 +1235,57 @@ fn every_tier_matches_interpreter_on_a_loop_that_chains_to_itself() {
 }
 
 #[test]
+#[cfg(tier1)]
+fn a_short_self_loop_takes_from_the_chaining_budget_once_per_several_iterations() {
+    // Tier 1's self-loop counts an iteration of a short loop as a fraction of a transfer, so a
+    // run of 100 000 iterations of three instructions comes back to the run loop a few dozen
+    // times (once per 256 budget units of 16 iterations), not once per 256 iterations (390
+    // times), and still at least once per 256 x 64 iterations; the registers and the limit
+    // are the interpreter's. The loop starts at an odd instret, which the budget's test must
+    // not depend on.
+    let words = [
+        i_type(0, 0, 0, 2, 0x13),    // addi x2, x0, 0
+        0x0001_8000 | 1 << 7 | 0x37, // lui x1, 0x18 (98 304)
+        i_type(1696, 1, 0, 1, 0x13), // addi x1, x1, 1696 (100 000)
+        r_type(0, 1, 2, 0, 2, 0x33), // loop: add x2, x2, x1
+        i_type(-1, 1, 0, 1, 0x13),   // addi x1, x1, -1
+        b_type(-8, 0, 1, 1),         // bne x1, x0, loop
+        0x0000_0073,                 // ecall
+    ];
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let data = vec![0u8; (DATA_PAGES * 4096) as usize];
+    let run_to = |tier: Tier, limit: u64| {
+        let mut plat = TestPlatform::new(&code, &data, false, false);
+        let mut hart = Hart::new();
+        hart.pc = CODE_BASE;
+        let mut engine = Engine::new(EngineConfig {
+            tier,
+            ir: ALL_PASSES,
+            ..EngineConfig::default()
+        });
+        engine.run_blocks(&mut hart, &mut plat, limit);
+        (hart, engine.stats.t1_entries)
+    };
+    for limit in [u64::MAX, 150_001] {
+        let (interp, _) = run_to(Tier::Interp, limit);
+        let (t1, entries) = run_to(Tier::T1, limit);
+        assert_eq!(t1.x, interp.x, "limit {limit}: registers");
+        assert_eq!(
+            (t1.pc, t1.instret),
+            (interp.pc, interp.instret),
+            "limit {limit}"
+        );
+        if limit == u64::MAX {
+            assert_eq!(interp.x[2], 5_000_050_000u64 as u32);
+            assert!(
+                (2..100).contains(&entries),
+                "tier 1 entered {entries} times for 100 000 iterations"
+            );
+        }
+    }
+}
+
+#[test]
 fn compare_and_swap_pairs_and_narrow_amos_in_a_loop_match_in_every_tier() {
     // amocas.d reads and writes two register pairs, and code right after reads the pair's odd
     // register, which only the helper wrote: every tier must take it from the hart (a region
@@ -2429,7 +2480,7 @@ fn a_loop_whose_chain_a_device_access_ends_is_not_sampled_as_hot() {
     let samples_at_loop = |base: u32| {
         let code = code_of(&[
             (0x1000, base | 6 << 7 | 0x37),             // lui x6, base
-            (0x1004, i_type(2000, 0, 0, 7, 0x13)),      // addi x7, x0, 2000
+            (0x1004, 0x5000 | 7 << 7 | 0x37),           // lui x7, 5 (20 480 iterations)
             (0x1008, i_type(0, 6, 2, 5, 0x03)),         // L: lw x5, 0(x6)
             (0x100c, i_type(1, 1, 0, 1, 0x13)),         // addi x1, x1, 1
             (0x1010, b_type(0x1008 - 0x1010, 7, 1, 1)), // bne x1, x7, L
@@ -2444,7 +2495,7 @@ fn a_loop_whose_chain_a_device_access_ends_is_not_sampled_as_hot() {
         };
         let (mut plat, mut hart, mut engine) = engine_at_start(&code, &data, config);
         engine.run_blocks(&mut hart, &mut plat, 100_000);
-        assert_eq!(hart.x[1], 2000, "the loop ran to its end");
+        assert_eq!(hart.x[1], 0x5000, "the loop ran to its end");
         let idx = block_index(&engine, &mut hart, &mut plat, CODE_BASE + 8);
         engine.blocks[idx as usize].profile.hot_samples
     };
@@ -2629,14 +2680,16 @@ fn a_user_loop_that_tier_1_chains_gets_a_region_from_its_samples() {
     // Tier 1 chains a loop into itself, so its block seldom enters the run loop and never
     // earns a region by entries; once it is sampled hot it asks for one (in the background),
     // which then runs it with the interpreter's results. Kernel code does not (its hot
-    // spots are bursts that end before a region would land).
+    // spots are bursts that end before a region would land). (A run uses up its budget
+    // after about 10 000 instructions of these loops: the inner loop's back edge takes from
+    // it once per 16 iterations.)
     assert!(sampled_loops_ask_for_a_region(
         crate::cpu::Priv::User,
-        5_000
+        60_000
     ));
     assert!(!sampled_loops_ask_for_a_region(
         crate::cpu::Priv::Supervisor,
-        5_000
+        60_000
     ));
 }
 

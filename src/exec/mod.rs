@@ -1179,6 +1179,7 @@ impl Engine {
             state: RunState {
                 jump_cache: self.jump_cache.as_ptr(),
                 limit,
+                chain_limit: limit,
                 budget: 0,
                 chain_budget: if self.policy.compiling() && P::MAY_COMPILE {
                     0

@@ -568,6 +568,7 @@ impl Jit {
         // SAFETY: `stubs.entry` is the entry stub emitted by `prepare`, with this signature.
         let f: EntryFn<P> = unsafe { std::mem::transmute::<usize, EntryFn<P>>(stubs.entry) };
         ctx.state.budget = JIT_CHAIN_BUDGET;
+        ctx.state.chain_limit = ctx.state.limit;
         ctx.state.checked = false;
         // SAFETY: per this function's contract, the code and everything it reaches is live.
         // `ctx.state.budget` now tells how many blocks were entered on the way.

@@ -28,6 +28,7 @@ use crate::cpu::tlb::{Tlb, TlbEntry, PAGE_MASK, TLB_ENTRIES};
 use crate::cpu::{Csrs, Hart};
 use crate::exec::abi::{self as helpers, Helpers, STATUS_CODE_WRITTEN, STATUS_TRAP};
 use crate::exec::contract::{Exit, JumpEntry, RunState, JUMP_CACHE_SIZE};
+use crate::isa::ops::OpClass;
 use crate::isa::{Fusion, Insn, Op};
 
 /// The hart pointer.
@@ -64,8 +65,9 @@ pub(super) fn state_budget() -> Mem {
     Mem::at(CTX, offset_of!(RunState, budget) as i32)
 }
 
-pub(super) fn state_limit() -> Mem {
-    Mem::at(CTX, offset_of!(RunState, limit) as i32)
+/// `RunState::chain_limit`, the instret at which chained code leaves.
+pub(super) fn state_chain_limit() -> Mem {
+    Mem::at(CTX, offset_of!(RunState, chain_limit) as i32)
 }
 
 /// Offset in `Hart` of the read or write TLB array.
@@ -102,6 +104,26 @@ pub(super) const INSTRET: Reg = Reg::R14;
 /// See [`INSTRET`].
 pub(super) const BUDGET: Reg = Reg::R15;
 
+/// About how many instructions a self-loop runs per unit of the chaining budget. Counting
+/// every iteration as a transfer brought the run loop around every 256 iterations of a short
+/// loop (1 024 instructions of sieve's inner loop, a tenth of its time); now a loop comes
+/// around after 256 units of about this many instructions, as chained blocks do.
+const LOOP_INSNS_PER_BUDGET: u32 = 64;
+
+/// The bits of instret a self-loop's back edge, retiring `n` instructions per iteration,
+/// tests: the budget is taken from only when they are all zero. The mask is `2^j - 1` shifted
+/// over `n`'s trailing zero bits, so adding `n` adds an odd number to the masked field, which
+/// therefore runs through all `2^j` values, zero once, every `2^j` iterations, from any start
+/// (`2^j` about [`LOOP_INSNS_PER_BUDGET`] / `n`). 0: every iteration.
+fn loop_budget_mask(n: u32) -> u32 {
+    let iterations = LOOP_INSNS_PER_BUDGET / n.max(1);
+    if iterations < 2 {
+        return 0;
+    }
+    let j = iterations.ilog2();
+    ((1 << j) - 1) << n.trailing_zeros()
+}
+
 /// Store [`INSTRET`] and [`BUDGET`] to `hart.instret` and `RunState::budget`.
 pub(super) fn emit_counters_to_memory(e: &mut Emitter) {
     e.emit_store(Width::B64, hart_instret(), INSTRET);
@@ -128,7 +150,7 @@ pub(super) fn emit_chain_checks(e: &mut Emitter, stubs: &Stubs) {
 fn emit_chain_checks_with(e: &mut Emitter, leave: impl Fn(&mut Emitter, Cond)) {
     e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
     leave(e, Cond::Eq);
-    e.emit_cmp64_mem(INSTRET, state_limit());
+    e.emit_cmp64_mem(INSTRET, state_chain_limit());
     leave(e, Cond::Geu);
 }
 
@@ -335,6 +357,10 @@ pub struct BlockCompiler<'a> {
     /// With a branch back to the block's own start: the label after the register loads that
     /// the back edge jumps to, and the exit it takes when the budget or limit runs out.
     self_loop: Option<(Label, Label)>,
+    /// The self-loop's back edge may take from the chaining budget once per several
+    /// iterations ([`loop_budget_mask`]): it is the block's only branch to its start and no
+    /// instruction of the block can set instret (a CSR write).
+    loop_budget_by_instret: bool,
     /// mstatus.FS was checked (on) on every path from here.
     fp_enabled_checked: bool,
     /// mstatus.FS was marked dirty on every path from here.
@@ -396,6 +422,7 @@ impl<'a> BlockCompiler<'a> {
             dirty: 0,
             trap_exits: Vec::new(),
             self_loop: None,
+            loop_budget_by_instret: false,
             flat_base,
             fp_enabled_checked: false,
             fp_dirty_marked: false,
@@ -429,6 +456,8 @@ impl<'a> BlockCompiler<'a> {
             self.e.bind(head);
             self.self_loop = Some((head, exit));
             self.dirty = self.cached_mask();
+            self.loop_budget_by_instret = self.branches_to_start_once(insns)
+                && insns.iter().all(|i| i.op.class() != OpClass::System);
         }
         let mut off = 0u32;
         let mut ended = false;
@@ -533,15 +562,25 @@ impl<'a> BlockCompiler<'a> {
 
     /// Whether a direct branch or jump of the block leads back to its first instruction.
     fn branches_to_start(&self, insns: &[Insn]) -> bool {
+        self.branches_to_start_count(insns) > 0
+    }
+
+    /// Exactly one instruction of `insns` branches or jumps to the block's start.
+    fn branches_to_start_once(&self, insns: &[Insn]) -> bool {
+        self.branches_to_start_count(insns) == 1
+    }
+
+    /// How many instructions of `insns` branch or jump to the block's start.
+    fn branches_to_start_count(&self, insns: &[Insn]) -> usize {
         let mut pc = self.pc0;
-        insns.iter().any(|i| {
-            let target = pc.wrapping_add(i.imm as u32);
-            pc = pc.wrapping_add(i.len as u32);
-            matches!(
-                i.op,
-                Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu | Op::Jal
-            ) && target == self.pc0
-        })
+        insns
+            .iter()
+            .filter(|i| {
+                let target = pc.wrapping_add(i.imm as u32);
+                pc = pc.wrapping_add(i.len as u32);
+                matches!(i.op.class(), OpClass::Branch | OpClass::Jal) && target == self.pc0
+            })
+            .count()
     }
 
     /// The guest registers cached in host registers, as a mask.
@@ -652,12 +691,23 @@ impl<'a> BlockCompiler<'a> {
     fn exit_to(&mut self, target: u32, retired: u32) {
         if let (Some((head, exit)), true) = (self.self_loop, target == self.pc0) {
             // Back to the start of this block: guest registers stay in host registers (the
-            // loop's exit writes them back, and pc).
+            // loop's exit writes them back, and pc). The limit is tested every iteration (a
+            // run stops exactly at it); the budget is taken from when instret's bits under
+            // the mask are zero, which happens once every so many iterations.
             self.e.emit_add64_imm(INSTRET, retired as i32);
+            self.e.emit_cmp64_mem(INSTRET, state_chain_limit());
+            self.e.emit_jcc(Cond::Geu, exit);
+            let mask = if self.loop_budget_by_instret {
+                loop_budget_mask(retired)
+            } else {
+                0
+            };
+            if mask != 0 {
+                self.e.emit_alu32_imm32(Alu::Test, INSTRET, mask);
+                self.e.emit_jcc(Cond::Ne, head);
+            }
             self.e.emit_alu32_imm32(Alu::Sub, BUDGET, 1);
-            self.e.emit_jcc(Cond::Eq, exit);
-            self.e.emit_cmp64_mem(INSTRET, state_limit());
-            self.e.emit_jcc(Cond::Ltu, head);
+            self.e.emit_jcc(Cond::Ne, head);
             self.e.emit_jmp(exit);
             return;
         }
@@ -1658,4 +1708,39 @@ fn writes_int_rd_only(i: &Insn) -> bool {
 #[cold]
 fn unreachable_op() -> ! {
     unreachable!("template family called for an operation outside it")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// From any instret, a back edge retiring `n` finds the masked bits zero exactly once per
+    /// period of a power of two iterations, which runs at most about
+    /// [`LOOP_INSNS_PER_BUDGET`] instructions.
+    #[test]
+    fn a_loops_budget_mask_is_zero_once_per_period_from_any_start() {
+        for n in 1..=80u32 {
+            let mask = loop_budget_mask(n);
+            let period = if mask == 0 {
+                1
+            } else {
+                (mask >> n.trailing_zeros()) + 1
+            };
+            assert!(period.is_power_of_two(), "n {n}: mask {mask:#x}");
+            assert!(
+                period * n <= LOOP_INSNS_PER_BUDGET.max(n),
+                "n {n}: period {period}"
+            );
+            for start in [0u64, 1, 3, 7, 12, 1 << 33 | 5, u64::from(u32::MAX) - 2] {
+                let hits: Vec<u32> = (1..=4 * period)
+                    .filter(|&k| (start + u64::from(k * n)) as u32 & mask == 0)
+                    .collect();
+                assert_eq!(hits.len(), 4, "n {n}, start {start}: {hits:?}");
+                assert!(
+                    hits.windows(2).all(|w| w[1] - w[0] == period),
+                    "n {n}, start {start}: {hits:?}"
+                );
+            }
+        }
+    }
 }
