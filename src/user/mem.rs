@@ -26,6 +26,9 @@ const SPACE_SIZE: usize = 1 << 32;
 pub const GUARD_SIZE: usize = 64 << 10;
 /// Number of 4 KiB guest pages.
 const PAGE_COUNT: usize = 1 << 20;
+/// Where the guest address space is reserved if it can be: 256 MiB, below 2^31, so compiled
+/// code can add the base to a guest address as a sign-extended 32-bit displacement.
+const LOW_BASE: usize = 0x1000_0000;
 
 /// Page permission bits.
 pub mod perm {
@@ -87,18 +90,29 @@ impl GuestMemory {
     /// mapped. Host pages are only backed when touched (MAP_NORESERVE), so the reservation
     /// costs address space, not memory.
     pub fn new() -> io::Result<GuestMemory> {
-        // SAFETY: an anonymous private mapping at a kernel-chosen address touches no existing
-        // memory; the result is checked for MAP_FAILED before use.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                SPACE_SIZE + GUARD_SIZE,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
+        let reserve = |at: usize, flags: i32| {
+            // SAFETY: an anonymous private mapping that may not replace anything (no
+            // MAP_FIXED; MAP_FIXED_NOREPLACE fails instead) touches no existing memory; the
+            // result is checked for MAP_FAILED before use.
+            unsafe {
+                libc::mmap(
+                    at as *mut libc::c_void,
+                    SPACE_SIZE + GUARD_SIZE,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | flags,
+                    -1,
+                    0,
+                )
+            }
         };
+        // Low in the host's address space if that is free (it is in a position-independent
+        // executable, which the kernel maps high), so compiled code adds the base as a 32-bit
+        // displacement instead of loading it into a register for each access; else where the
+        // kernel likes.
+        let mut p = reserve(LOW_BASE, libc::MAP_FIXED_NOREPLACE);
+        if p == libc::MAP_FAILED {
+            p = reserve(0, 0);
+        }
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }

@@ -981,11 +981,9 @@ impl<'a> BlockCompiler<'a> {
                 let d = i.imm - min;
                 if store {
                     self.get(Reg::Rcx, i.rs2);
-                    self.e
-                        .emit_store_indexed(Width::B32, Reg::Rdx, Reg::Rsi, d, Reg::Rcx);
+                    self.emit_guest_store(Width::B32, Reg::Rsi, d, Reg::Rcx);
                 } else {
-                    self.e
-                        .emit_load_indexed(Width::B32, false, Reg::Rax, Reg::Rdx, Reg::Rsi, d);
+                    self.emit_guest_load(Width::B32, false, Reg::Rax, Reg::Rsi, d);
                     self.set(i.rd, Reg::Rax);
                 }
             }
@@ -1389,8 +1387,10 @@ impl<'a> BlockCompiler<'a> {
         if let (true, Some(base)) = (self.unchecked, self.flat_base) {
             // No check at all: the host's page protection catches a bad access, and x86
             // performs a misaligned one as user mode's emulation would. `slow` stays
-            // unreachable.
-            self.e.emit_load_imm64(Reg::Rdx, base as u64);
+            // unreachable. A base low enough is the access's displacement instead.
+            if self.low_flat_base().is_none() {
+                self.e.emit_load_imm64(Reg::Rdx, base as u64);
+            }
             return;
         }
         let va = Reg::Rsi;
@@ -1428,6 +1428,31 @@ impl<'a> BlockCompiler<'a> {
         }
     }
 
+    /// Without checks, the flat memory's base if a sign-extended 32-bit displacement reaches
+    /// it (and a page's offsets past it): accesses then address `[va + base]`, with no
+    /// register loaded with the base (`GuestMemory` reserves it low when it can).
+    fn low_flat_base(&self) -> Option<i32> {
+        let base = self.flat_base.filter(|_| self.unchecked)?;
+        i32::try_from(base + 0x1000).ok().map(|_| base as i32)
+    }
+
+    /// Load from guest address `va` + `disp` once [`Self::tlb_check`] let it through: `[rdx +
+    /// va + disp]`, or without checks and with a low base `[va + base + disp]`.
+    fn emit_guest_load(&mut self, w: Width, signed: bool, dst: Reg, va: Reg, disp: i32) {
+        match self.low_flat_base() {
+            Some(base) => self.e.emit_load(w, signed, dst, Mem::at(va, base + disp)),
+            None => self.e.emit_load_indexed(w, signed, dst, Reg::Rdx, va, disp),
+        }
+    }
+
+    /// Store to guest address `va` + `disp`, as [`Self::emit_guest_load`] loads.
+    fn emit_guest_store(&mut self, w: Width, va: Reg, disp: i32, src: Reg) {
+        match self.low_flat_base() {
+            Some(base) => self.e.emit_store(w, Mem::at(va, base + disp), src),
+            None => self.e.emit_store_indexed(w, Reg::Rdx, va, disp, src),
+        }
+    }
+
     /// GEN_LOAD: inline TLB hit path, helper on a miss.
     fn load(&mut self, i: &Insn, pc: u32, index: u32) {
         let (w, signed, size, helper) = match i.op {
@@ -1446,19 +1471,17 @@ impl<'a> BlockCompiler<'a> {
             // No slow path to join: straight into rd's host register, if it has one.
             match self.cached[i.rd as usize & 31] {
                 Some(d) if i.rd != 0 => {
-                    self.e.emit_load_indexed(w, signed, d, Reg::Rdx, va, 0);
+                    self.emit_guest_load(w, signed, d, va, 0);
                     self.dirty |= 1 << (i.rd & 31);
                 }
                 _ => {
-                    self.e
-                        .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, va, 0);
+                    self.emit_guest_load(w, signed, Reg::Rax, va, 0);
                     self.set(i.rd, Reg::Rax);
                 }
             }
             return;
         }
-        self.e
-            .emit_load_indexed(w, signed, Reg::Rax, Reg::Rdx, va, 0);
+        self.emit_guest_load(w, signed, Reg::Rax, va, 0);
         self.e.bind(resume);
         // eax holds the value on both paths.
         self.set(i.rd, Reg::Rax);
@@ -1491,7 +1514,7 @@ impl<'a> BlockCompiler<'a> {
                 Reg::Rcx
             }
         };
-        self.e.emit_store_indexed(w, Reg::Rdx, va, 0, value);
+        self.emit_guest_store(w, va, 0, value);
         self.e.bind(resume);
         let trap = self.trap_exit(index, pc);
         let written = self.written_exit(index, pc.wrapping_add(i.len as u32));
@@ -1522,10 +1545,9 @@ impl<'a> BlockCompiler<'a> {
         let va = self.tlb_lookup(i, size, store, slow);
         if store {
             self.e.emit_load(w, false, Reg::Rcx, freg(i.rs2));
-            self.e.emit_store_indexed(w, Reg::Rdx, va, 0, Reg::Rcx);
+            self.emit_guest_store(w, va, 0, Reg::Rcx);
         } else {
-            self.e
-                .emit_load_indexed(w, false, Reg::Rax, Reg::Rdx, va, 0);
+            self.emit_guest_load(w, false, Reg::Rax, va, 0);
             if size == 4 {
                 self.e.emit_load_imm64(Reg::Rcx, 0xffff_ffff_0000_0000);
                 self.e.emit_or64(Reg::Rax, Reg::Rcx);
