@@ -118,11 +118,9 @@ pub fn load() -> Result<(), &'static str> {
 fn open_and_bind() -> Result<(), String> {
     let started = std::time::Instant::now();
     let file_name = LIBRARY_PATH.rsplit('/').next().unwrap_or(LIBRARY_PATH);
-    let candidates = TIER2_LIBRARY_PATH
+    let (library, handle) = TIER2_LIBRARY_PATH
         .into_iter()
-        .chain([file_name, LIBRARY_PATH]);
-    let (library, handle) = candidates
-        .into_iter()
+        .chain([file_name, LIBRARY_PATH])
         .find_map(|name| Some((name, open(name)?)))
         .ok_or_else(|| format!("cannot load LLVM ({LIBRARY_PATH}): {}", dl_error()))?;
     let mut missing = 0;
