@@ -1209,19 +1209,29 @@ fn min_max_classification_and_conversions_of_special_values_match() {
     }
 }
 
-#[test]
-fn every_tier_matches_interpreter_on_a_loop_that_chains_to_itself() {
-    // x1 counts down from 1000 by 1; x2 accumulates; the loop block chains to itself and
-    // must return to the run loop at the budget and at the instruction limit alike.
-    let words = [
-        i_type(1000, 0, 0, 1, 0x13), // addi x1, x0, 1000
-        i_type(0, 0, 0, 2, 0x13),    // addi x2, x0, 0
+/// `setup`, then a loop of one block that adds x1 to x2 and counts x1 down to 0, then `ecall`.
+fn summing_loop_after(setup: &[u32]) -> Vec<u8> {
+    let body = [
         r_type(0, 1, 2, 0, 2, 0x33), // loop: add x2, x2, x1
         i_type(-1, 1, 0, 1, 0x13),   // addi x1, x1, -1
         b_type(-8, 0, 1, 1),         // bne x1, x0, loop
         0x0000_0073,                 // ecall
     ];
-    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    setup
+        .iter()
+        .chain(&body)
+        .flat_map(|w| w.to_le_bytes())
+        .collect()
+}
+
+#[test]
+fn every_tier_matches_interpreter_on_a_loop_that_chains_to_itself() {
+    // x1 counts down from 1000 by 1; x2 accumulates; the loop block chains to itself and
+    // must return to the run loop at the budget and at the instruction limit alike.
+    let code = summing_loop_after(&[
+        i_type(1000, 0, 0, 1, 0x13), // addi x1, x0, 1000
+        i_type(0, 0, 0, 2, 0x13),    // addi x2, x0, 0
+    ]);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let interp = run(Tier::Interp, &code, &[0; 32], &data, false);
     assert_eq!(interp.x[2], 500_500);
@@ -1243,16 +1253,11 @@ fn a_short_self_loop_takes_from_the_chaining_budget_once_per_several_iterations(
     // times), and still at least once per 256 x 64 iterations; the registers and the limit
     // are the interpreter's. The loop starts at an odd instret, which the budget's test must
     // not depend on.
-    let words = [
+    let code = summing_loop_after(&[
         i_type(0, 0, 0, 2, 0x13),    // addi x2, x0, 0
         0x0001_8000 | 1 << 7 | 0x37, // lui x1, 0x18 (98 304)
         i_type(1696, 1, 0, 1, 0x13), // addi x1, x1, 1696 (100 000)
-        r_type(0, 1, 2, 0, 2, 0x33), // loop: add x2, x2, x1
-        i_type(-1, 1, 0, 1, 0x13),   // addi x1, x1, -1
-        b_type(-8, 0, 1, 1),         // bne x1, x0, loop
-        0x0000_0073,                 // ecall
-    ];
-    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    ]);
     let data = vec![0u8; (DATA_PAGES * 4096) as usize];
     let run_to = |tier: Tier, limit: u64| {
         let mut plat = TestPlatform::new(&code, &data, false, false);
