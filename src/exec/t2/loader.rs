@@ -1,5 +1,5 @@
-//! Loads the relocatable x86-64 ELF object LLVM emits for one region (large code model,
-//! static relocations) into code memory: its allocated sections side by side, relocations
+//! Loads the relocatable x86-64 ELF object LLVM emits for one region (small code model,
+//! position-independent: `worker::host_machine`) into code memory: its allocated sections side by side, relocations
 //! applied, undefined symbols (the helpers) resolved by name. The bytes come from a compile
 //! or from the code cache (`cache`), which is why the code names what it calls instead of
 //! holding this process's addresses.
