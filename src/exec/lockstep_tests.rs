@@ -847,6 +847,26 @@ const NO_PASSES: IrOptions = IrOptions {
     fuse: false,
 };
 
+/// The reference run: the interpreter on the unoptimised block ([`run_with_fp`]).
+fn reference_run(
+    code: &[u8],
+    regs: &[u32; 32],
+    data: &[u8],
+    allow_misaligned: bool,
+    fp: &RunSetup,
+) -> Outcome {
+    run_with_fp(
+        Tier::Interp,
+        NO_PASSES,
+        None,
+        code,
+        regs,
+        data,
+        allow_misaligned,
+        fp,
+    )
+}
+
 /// Run with the FP unit on (mstatus.FS = Initial) or off, and FP registers made from `regs`.
 #[allow(clippy::too_many_arguments)]
 fn run_with_fp(
@@ -1062,18 +1082,8 @@ fn check_case_of(seed: u64, kind: CaseKind) {
         f,
         frm: rng.pick(&[0, 0, 0, 1, 2, 3, 4, 5]),
     };
-    // The reference: the interpreter on the unoptimised block. Every tier, with the block
-    // optimiser's passes on and off, must match it.
-    let interp = run_with_fp(
-        Tier::Interp,
-        NO_PASSES,
-        None,
-        &code,
-        &regs,
-        &data,
-        allow_misaligned,
-        &fp,
-    );
+    // Every tier, with the block optimiser's passes on and off, must match the reference.
+    let interp = reference_run(&code, &regs, &data, allow_misaligned, &fp);
     let only = std::env::var("RV32VM_LOCKSTEP_ONLY").unwrap_or_default();
     for &(tier, ir, t2_opt, name) in OTHER_TIERS.iter().filter(|c| c.3.contains(&only)) {
         let t1 = run_with_fp(tier, ir, t2_opt, &code, &regs, &data, allow_misaligned, &fp);
@@ -2888,16 +2898,7 @@ fn a_loop_of_two_blocks_matches_in_every_tier_and_runs_as_one_block_in_tier_1() 
             flat,
             ..RunSetup::integer()
         };
-        let interp = run_with_fp(
-            Tier::Interp,
-            NO_PASSES,
-            None,
-            &code,
-            &regs,
-            &data,
-            false,
-            &fp,
-        );
+        let interp = reference_run(&code, &regs, &data, false, &fp);
         let ended = interp.trap.map(|t| t.2);
         if stride == 0 {
             assert_eq!(ended, Some(CODE_BASE + 28), "the loop ran to the ecall");

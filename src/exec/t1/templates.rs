@@ -447,7 +447,8 @@ impl<'a> BlockCompiler<'a> {
 
     /// Compile `insns` (a whole block as the block builder made it).
     pub fn compile(mut self, insns: &[Insn]) -> Result<BlockCode, dynasmrt::DynasmError> {
-        let self_loop = self.chaining && self.branches_to_start(insns);
+        let back_edges = self.branches_to_start(insns);
+        let self_loop = self.chaining && back_edges > 0;
         self.allocate_registers(insns, self_loop);
         if self_loop {
             // The back edge keeps guest registers in host registers, so from here on every
@@ -456,8 +457,8 @@ impl<'a> BlockCompiler<'a> {
             self.e.bind(head);
             self.self_loop = Some((head, exit));
             self.dirty = self.cached_mask();
-            self.loop_budget_by_instret = self.branches_to_start_once(insns)
-                && insns.iter().all(|i| i.op.class() != OpClass::System);
+            self.loop_budget_by_instret =
+                back_edges == 1 && insns.iter().all(|i| i.op.class() != OpClass::System);
         }
         let mut off = 0u32;
         let mut ended = false;
@@ -560,18 +561,8 @@ impl<'a> BlockCompiler<'a> {
             .fold(0, |m, r| m | 1 << r)
     }
 
-    /// Whether a direct branch or jump of the block leads back to its first instruction.
-    fn branches_to_start(&self, insns: &[Insn]) -> bool {
-        self.branches_to_start_count(insns) > 0
-    }
-
-    /// Exactly one instruction of `insns` branches or jumps to the block's start.
-    fn branches_to_start_once(&self, insns: &[Insn]) -> bool {
-        self.branches_to_start_count(insns) == 1
-    }
-
-    /// How many instructions of `insns` branch or jump to the block's start.
-    fn branches_to_start_count(&self, insns: &[Insn]) -> usize {
+    /// How many direct branches and jumps of the block lead back to its first instruction.
+    fn branches_to_start(&self, insns: &[Insn]) -> usize {
         let mut pc = self.pc0;
         insns
             .iter()
