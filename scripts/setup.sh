@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing rv32vm needs on Debian (bookworm or later): LLVM 22 for tier 2
-# (llvm-22-dev, from bookworm-security; linked dynamically), the RISC-V cross compiler for ISA
+# (llvm-22-dev, from bookworm-security: the build links tier 2's own library from its static
+# libraries, opened at run time; libLLVM.so is the fallback), the RISC-V cross compiler for ISA
 # tests, QEMU as the reference (qemu-riscv32, qemu-system-riscv32), libslirp (user-mode
 # networking for --net; its pkg-config file needs glib's), gdb-multiarch (the GDB stub's
 # tests), and zig (from PyPI) as the
