@@ -502,9 +502,15 @@ impl Emitter {
         self.emit_alu32(Alu::Cmp, a, b);
     }
 
-    /// `dst = dst + imm` on 64 bits (stack adjustments).
+    /// `dst = dst + imm` on 64 bits (instret counts, stack and address adjustments).
     pub fn emit_add64_imm(&mut self, dst: Reg, imm: i32) {
-        dynasm!(self.ops ; .arch x64 ; add Rq(dst.n()), imm);
+        // The sign-extended byte form where the value fits (instret counts, small offsets):
+        // 4 bytes instead of 7.
+        if let Ok(byte) = i8::try_from(imm) {
+            dynasm!(self.ops ; .arch x64 ; add Rq(dst.n()), BYTE byte);
+        } else {
+            dynasm!(self.ops ; .arch x64 ; add Rq(dst.n()), imm);
+        }
     }
 
     /// 64-bit `dst = dst - src`.
@@ -1440,6 +1446,33 @@ mod tests {
                 0,
             );
             assert_eq!(v, 0x8000_0000, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_64_bit_add_of_an_immediate_carries_in_both_encodings() {
+        // Byte-sized immediates take the short form, the others the 32-bit one; both are
+        // sign-extended and carry into the upper half.
+        for r in [Reg::Rax, Reg::Rcx, Reg::R11] {
+            for imm in [1, 127, -128, 128, -129, 0x1234_5678, -1] {
+                let sum = |high: bool| {
+                    run(
+                        |e| {
+                            e.emit_mov(r, Reg::Rdi);
+                            e.emit_add64_imm(r, imm);
+                            dynasm!(e.ops ; .arch x64 ; mov rax, Rq(r.n()));
+                            if high {
+                                dynasm!(e.ops ; .arch x64 ; shr rax, 32);
+                            }
+                        },
+                        0xffff_fff0,
+                        0,
+                    )
+                };
+                let want = 0xffff_fff0_u64.wrapping_add(imm as i64 as u64);
+                assert_eq!(sum(false), want as u32, "{r:?} {imm}");
+                assert_eq!(sum(true), (want >> 32) as u32, "{r:?} {imm}");
+            }
         }
     }
 
