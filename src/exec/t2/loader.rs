@@ -1,8 +1,8 @@
 //! Loads the relocatable x86-64 ELF object LLVM emits for one region (small code model,
-//! position-independent: `worker::host_machine`) into code memory: its allocated sections side by side, relocations
-//! applied, undefined symbols (the helpers) resolved by name. The bytes come from a compile
-//! or from the code cache (`cache`), which is why the code names what it calls instead of
-//! holding this process's addresses.
+//! position-independent: `worker::host_machine`) into code memory: its allocated sections
+//! side by side, relocations applied, undefined symbols (the helpers) resolved by name. The
+//! bytes come from a compile or from the code cache (`cache`), which is why the code names
+//! what it calls instead of holding this process's addresses.
 //!
 //! Only what such an object holds is accepted (a bad one is an error, never a crash): the
 //! relocations `R_X86_64_64`, `PC32`, `PLT32`, `32` and `32S`, against defined symbols,
