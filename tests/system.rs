@@ -365,6 +365,39 @@ fn bad_inputs_give_one_clear_error() {
     );
 }
 
+/// A plain Image (no EFI stub) cut short cannot be told from a whole one by its header, which
+/// counts the bss in the kernel's size: booting it warns that it looks truncated, and the
+/// timeout that follows says the console stayed silent instead of showing no lines.
+#[test]
+fn a_truncated_plain_image_is_named_when_the_guest_hangs() {
+    let dir = repo().join("target/system-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let image = std::fs::read(repo().join("images/Image")).expect("read images/Image");
+    assert!(
+        !image.starts_with(b"MZ"),
+        "the bundled kernel has no EFI stub"
+    );
+    let truncated = dir.join("truncated-Image");
+    std::fs::write(&truncated, &image[..image.len() / 4]).unwrap();
+    let out = boot_within(
+        &["--timeout", "2", "--kernel", path_str(&truncated)],
+        PROMPT_LIMIT,
+    );
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(124),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("the file looks truncated")
+            && out.stderr.contains("the console stayed silent"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}
+
 /// `rv32vm boot ARGS` with stdin closed, killed (and reported as such) after `limit`.
 fn boot_within(args: &[&str], limit: Duration) -> common::RunOutcome {
     common::run_with_timeout(

@@ -721,12 +721,16 @@ impl System {
             Some((n, pattern)) => format!(" (still waiting for --expect {pattern}, step {n})"),
             None => String::new(),
         };
+        let tail = self.console.tail();
+        let tail = match tail.trim_end_matches('\n') {
+            "" => "; the console stayed silent".to_string(),
+            lines => format!("; last console lines:\n{lines}"),
+        };
         Stop::Fatal {
             status: 124,
             message: format!(
-                "timeout: the guest did not finish within {} s{waiting}; last console lines:\n{}",
+                "timeout: the guest did not finish within {} s{waiting}{tail}",
                 limit.as_secs(),
-                self.console.tail().trim_end_matches('\n')
             ),
         }
     }
