@@ -202,6 +202,17 @@ struct SectionHeader {
 impl ElfFile {
     /// Parse and validate an ELF32 little-endian RISC-V executable.
     pub fn parse(bytes: &[u8]) -> Result<ElfFile, ElfError> {
+        Self::parse_with(bytes, true)
+    }
+
+    /// [`ElfFile::parse`] without the symbol table, which a Linux program's loader never
+    /// looks at (as Linux's own does not): a static program with debug information has about
+    /// 10 000 symbols, and their table is pages the run would read for nothing.
+    pub fn parse_without_symbols(bytes: &[u8]) -> Result<ElfFile, ElfError> {
+        Self::parse_with(bytes, false)
+    }
+
+    fn parse_with(bytes: &[u8], symbols: bool) -> Result<ElfFile, ElfError> {
         let r = Reader { bytes };
         if bytes.len() < 4 || bytes[0..4] != [0x7f, b'E', b'L', b'F'] {
             return Err(ElfError::NotElf);
@@ -343,7 +354,7 @@ impl ElfFile {
             strings: Vec::new(),
         };
         if shoff != 0 && shnum != 0 {
-            elf.parse_sections(&r, shoff, shentsize, shnum)?;
+            elf.parse_sections(&r, shoff, shentsize, shnum, symbols)?;
         }
         Ok(elf)
     }
@@ -354,6 +365,7 @@ impl ElfFile {
         shoff: u32,
         shentsize: u16,
         shnum: u16,
+        symbols: bool,
     ) -> Result<(), ElfError> {
         if (shentsize as usize) < SHDR_SIZE {
             return Err(ElfError::Malformed("section header entry size too small"));
@@ -388,6 +400,9 @@ impl ElfFile {
             }
         }
         self.exec_sections.sort_by_key(|r| r.start);
+        if !symbols {
+            return Ok(());
+        }
 
         let Some(symtab) = sections.iter().find(|s| s.sh_type == SHT_SYMTAB) else {
             return Ok(());
@@ -663,6 +678,11 @@ pub(crate) mod tests {
         assert_eq!(elf.symbolize(0x11002), Some(("_start".into(), 2)));
         assert_eq!(elf.executable_ranges(), vec![0x11000..0x11008]);
         assert!(!elf.is_position_independent());
+        // A Linux program's loader: the same segments and sections, no symbols.
+        let program = ElfFile::parse_without_symbols(&t.build()).expect("valid ELF");
+        assert_eq!(program.segments, elf.segments);
+        assert_eq!(program.executable_ranges(), elf.executable_ranges());
+        assert_eq!(program.symbol("tohost"), None);
     }
 
     #[test]

@@ -89,18 +89,17 @@ pub fn open_regular(what: &'static str, path: &Path) -> Result<(File, u64), Inpu
     Ok((file, meta.len()))
 }
 
-/// Read the whole regular file at `path`, refusing it without reading when it is larger than
-/// `limit` bytes, or empty. At most `limit` bytes are ever read, even if the file grows.
-pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+/// Open the regular file at `path` and give its size, refusing it when it is larger than
+/// `limit` bytes, or empty.
+fn open_bounded(what: &'static str, path: &Path, limit: u64) -> Result<(File, u64), InputError> {
     let (file, size) = open_regular(what, path)?;
-    let too_large = |size| InputError::TooLarge {
-        what,
-        path: path.display().to_string(),
-        size,
-        limit,
-    };
     if size > limit {
-        return Err(too_large(size));
+        return Err(InputError::TooLarge {
+            what,
+            path: path.display().to_string(),
+            size,
+            limit,
+        });
     }
     if size == 0 {
         return Err(InputError::Empty {
@@ -108,6 +107,19 @@ pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u
             path: path.display().to_string(),
         });
     }
+    Ok((file, size))
+}
+
+/// Read the whole regular file at `path`, refusing it without reading when it is larger than
+/// `limit` bytes, or empty. At most `limit` bytes are ever read, even if the file grows.
+pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    let (file, size) = open_bounded(what, path, limit)?;
+    let too_large = |size| InputError::TooLarge {
+        what,
+        path: path.display().to_string(),
+        size,
+        limit,
+    };
     let mut bytes = Vec::with_capacity(size as usize);
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -120,6 +132,74 @@ pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u
         return Err(too_large(bytes.len() as u64));
     }
     Ok(bytes)
+}
+
+/// A regular file's bytes as a private read-only mapping: only the pages that are read cost
+/// anything, where reading the whole file would copy all of it (a statically linked program's
+/// debug information is most of its file: reading a 1.4 MB `hello` took 2.3 ms of a 5.5 ms
+/// run, against nothing for the 40 KB its loader looks at).
+///
+/// A mapping sees the file as it is: one cut short while its bytes are read raises SIGBUS, as
+/// it would for QEMU's loader, which maps programs too. So a mapping is read while a program
+/// loads, and not after.
+pub struct MappedFile {
+    addr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is private and read-only; nothing writes through it, so shared
+// references to its bytes are sound from any thread, and it may be unmapped from any thread.
+unsafe impl Send for MappedFile {}
+// SAFETY: as for `Send`: the bytes never change through this mapping.
+unsafe impl Sync for MappedFile {}
+
+impl std::ops::Deref for MappedFile {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `addr` is a live mapping of `len` readable bytes until `drop`.
+        unsafe { std::slice::from_raw_parts(self.addr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for MappedFile {
+    fn drop(&mut self) {
+        // SAFETY: `addr..addr + len` is the mapping `map_bounded` made, unmapped only here.
+        unsafe { libc::munmap(self.addr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Map the regular file at `path` read-only, refusing it without mapping when it is larger
+/// than `limit` bytes, or empty (as [`read_bounded`] does). The mapping covers the file's size
+/// when it was opened, even if the file grows.
+pub fn map_bounded(what: &'static str, path: &Path, limit: u64) -> Result<MappedFile, InputError> {
+    let (file, size) = open_bounded(what, path, limit)?;
+    let len = size as usize;
+    // SAFETY: a fresh private read-only mapping of an open regular file, placed by the
+    // kernel; the result is checked before use.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(InputError::Io {
+            what,
+            path: path.display().to_string(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    let addr = std::ptr::NonNull::new(addr.cast()).ok_or_else(|| InputError::Io {
+        what,
+        path: path.display().to_string(),
+        source: std::io::Error::other("mmap returned a null mapping"),
+    })?;
+    Ok(MappedFile { addr, len })
 }
 
 #[cfg(test)]
@@ -146,12 +226,30 @@ mod tests {
         TempDir(dir)
     }
 
+    /// Both ways to take in a file, `read_bounded` and `map_bounded`, which must agree.
+    fn both(path: &Path, limit: u64) -> [Result<Vec<u8>, InputError>; 2] {
+        [
+            read_bounded("kernel", path, limit),
+            map_bounded("kernel", path, limit).map(|m| m.to_vec()),
+        ]
+    }
+
     #[test]
     fn regular_file_within_limit_is_read() {
         let dir = temp_dir();
         let path = dir.0.join("ok");
         std::fs::write(&path, b"hello").unwrap();
-        assert_eq!(read_bounded("kernel", &path, 5).unwrap(), b"hello");
+        for got in both(&path, 5) {
+            assert_eq!(got.unwrap(), b"hello");
+        }
+        // A mapping keeps the size the file had: what is appended later is not in it.
+        let mapped = map_bounded("kernel", &path, 5).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b" world"))
+            .unwrap();
+        assert_eq!(&mapped[..], b"hello");
     }
 
     #[test]
@@ -161,42 +259,49 @@ mod tests {
         let f = File::create(&path).unwrap();
         // Sparse: 3 GB that would take a long time to read.
         f.set_len(3 << 30).unwrap();
-        let err = read_bounded("kernel", &path, 1 << 20).unwrap_err();
-        assert!(matches!(err, InputError::TooLarge { size, .. } if size == 3 << 30));
+        for got in both(&path, 1 << 20) {
+            let err = got.unwrap_err();
+            assert!(matches!(err, InputError::TooLarge { size, .. } if size == 3 << 30));
+        }
     }
 
     #[test]
     fn devices_directories_fifos_and_empty_files_are_refused() {
         let scratch = temp_dir();
         let dir = &scratch.0;
-        assert!(matches!(
-            read_bounded("kernel", Path::new("/dev/zero"), 1 << 20),
-            Err(InputError::NotRegular {
-                kind: "a character device",
-                ..
-            })
-        ));
-        assert!(matches!(
-            read_bounded("kernel", dir, 1 << 20),
-            Err(InputError::NotRegular {
-                kind: "a directory",
-                ..
-            })
-        ));
         let fifo = dir.join("fifo");
         let _ = std::fs::remove_file(&fifo);
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(matches!(
-            read_bounded("kernel", &fifo, 1 << 20),
-            Err(InputError::NotRegular { kind: "a FIFO", .. })
-        ));
         let empty = dir.join("empty");
         std::fs::write(&empty, b"").unwrap();
-        assert!(matches!(
-            read_bounded("kernel", &empty, 1 << 20),
-            Err(InputError::Empty { .. })
-        ));
+        for got in both(Path::new("/dev/zero"), 1 << 20) {
+            assert!(matches!(
+                got,
+                Err(InputError::NotRegular {
+                    kind: "a character device",
+                    ..
+                })
+            ));
+        }
+        for got in both(dir, 1 << 20) {
+            assert!(matches!(
+                got,
+                Err(InputError::NotRegular {
+                    kind: "a directory",
+                    ..
+                })
+            ));
+        }
+        for got in both(&fifo, 1 << 20) {
+            assert!(matches!(
+                got,
+                Err(InputError::NotRegular { kind: "a FIFO", .. })
+            ));
+        }
+        for got in both(&empty, 1 << 20) {
+            assert!(matches!(got, Err(InputError::Empty { .. })));
+        }
     }
 }

@@ -83,7 +83,7 @@ pub struct UserOptions {
     pub program: PathBuf,
     /// Its bytes, if the caller read them already ([`read_program`]; `rv32vm run` does, to
     /// tell a bare-metal program): the file is then not read again.
-    pub program_image: Option<Vec<u8>>,
+    pub program_image: Option<hostfile::MappedFile>,
     /// Arguments after `argv[0]` (`argv[0]` is `program` as given).
     pub args: Vec<String>,
     /// Perform misaligned loads/stores directly instead of trapping and emulating them.
@@ -307,10 +307,11 @@ impl Process {
 /// 3 GiB user address space with room to run, and reading it would only exhaust host memory.
 pub const PROGRAM_SIZE_LIMIT: u64 = 1 << 30;
 
-/// Read a program file: a regular file of at most [`PROGRAM_SIZE_LIMIT`] bytes (a device,
-/// FIFO or huge file is refused before anything is read).
-pub fn read_program(path: &Path) -> Result<Vec<u8>, InputError> {
-    hostfile::read_bounded("program", path, PROGRAM_SIZE_LIMIT)
+/// Map a program file: a regular file of at most [`PROGRAM_SIZE_LIMIT`] bytes (a device,
+/// FIFO or huge file is refused before anything is read). Its loader reads the headers and
+/// what it loads, never the debug information that is most of a static program's file.
+pub fn read_program(path: &Path) -> Result<hostfile::MappedFile, InputError> {
+    hostfile::map_bounded("program", path, PROGRAM_SIZE_LIMIT)
 }
 
 /// A freshly loaded program: its address space and where to start.
@@ -352,7 +353,7 @@ pub(crate) fn load_program(
     env: &[Vec<u8>],
     execfn: &[u8],
 ) -> Result<LoadedProgram, UserError> {
-    let elf = ElfFile::parse(bytes).map_err(|source| UserError::Elf {
+    let elf = ElfFile::parse_without_symbols(bytes).map_err(|source| UserError::Elf {
         path: path.to_path_buf(),
         source,
     })?;
