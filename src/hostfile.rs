@@ -114,6 +114,17 @@ fn open_bounded(what: &'static str, path: &Path, limit: u64) -> Result<(File, u6
 /// `limit` bytes, or empty. At most `limit` bytes are ever read, even if the file grows.
 pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     let (file, size) = open_bounded(what, path, limit)?;
+    read_open(what, path, file, size, limit)
+}
+
+/// Read `file` (at `path`, `size` bytes when opened) to its end, at most `limit` bytes.
+fn read_open(
+    what: &'static str,
+    path: &Path,
+    file: File,
+    size: u64,
+    limit: u64,
+) -> Result<Vec<u8>, InputError> {
     let too_large = |size| InputError::TooLarge {
         what,
         path: path.display().to_string(),
@@ -134,7 +145,8 @@ pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u
     Ok(bytes)
 }
 
-/// A regular file's bytes as a private read-only mapping: only the pages that are read cost
+/// A regular file's bytes as a private read-only mapping (read instead where its file system
+/// cannot map it, as sysfs cannot): only the pages that are read cost
 /// anything, where reading the whole file would copy all of it (a statically linked program's
 /// debug information is most of its file: reading a 1.4 MB `hello` took 2.3 ms of a 5.5 ms
 /// run, against nothing for the 40 KB its loader looks at).
@@ -142,30 +154,45 @@ pub fn read_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Vec<u
 /// A mapping sees the file as it is: one cut short while its bytes are read raises SIGBUS, as
 /// it would for QEMU's loader, which maps programs too. So a mapping is read while a program
 /// loads, and not after.
-pub struct MappedFile {
-    addr: std::ptr::NonNull<u8>,
-    len: usize,
+pub struct MappedFile(FileBytes);
+
+enum FileBytes {
+    /// A private read-only mapping of `len` bytes at `addr`.
+    Mapped {
+        addr: std::ptr::NonNull<u8>,
+        len: usize,
+    },
+    /// The bytes read, where the file system cannot map the file.
+    Read(Vec<u8>),
 }
 
-// SAFETY: the mapping is private and read-only; nothing writes through it, so shared
-// references to its bytes are sound from any thread, and it may be unmapped from any thread.
-unsafe impl Send for MappedFile {}
+// SAFETY: a mapping is private and read-only; nothing writes through it, so shared references
+// to its bytes are sound from any thread, and it may be unmapped from any thread.
+unsafe impl Send for FileBytes {}
 // SAFETY: as for `Send`: the bytes never change through this mapping.
-unsafe impl Sync for MappedFile {}
+unsafe impl Sync for FileBytes {}
 
 impl std::ops::Deref for MappedFile {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        // SAFETY: `addr` is a live mapping of `len` readable bytes until `drop`.
-        unsafe { std::slice::from_raw_parts(self.addr.as_ptr(), self.len) }
+        match &self.0 {
+            // SAFETY: `addr` is a live mapping of `len` readable bytes until `drop`.
+            FileBytes::Mapped { addr, len } => unsafe {
+                std::slice::from_raw_parts(addr.as_ptr(), *len)
+            },
+            FileBytes::Read(bytes) => bytes,
+        }
     }
 }
 
 impl Drop for MappedFile {
     fn drop(&mut self) {
-        // SAFETY: `addr..addr + len` is the mapping `map_bounded` made, unmapped only here.
-        unsafe { libc::munmap(self.addr.as_ptr().cast(), self.len) };
+        if let FileBytes::Mapped { addr, len } = self.0 {
+            // SAFETY: `addr..addr + len` is the mapping `map_bounded` made, unmapped only
+            // here.
+            unsafe { libc::munmap(addr.as_ptr().cast(), len) };
+        }
     }
 }
 
@@ -187,19 +214,21 @@ pub fn map_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Mapped
             0,
         )
     };
-    if addr == libc::MAP_FAILED {
-        return Err(InputError::Io {
-            what,
-            path: path.display().to_string(),
-            source: std::io::Error::last_os_error(),
-        });
+    match std::ptr::NonNull::new(addr.cast::<u8>()) {
+        Some(addr) if addr.as_ptr() != libc::MAP_FAILED.cast() => {
+            Ok(MappedFile(FileBytes::Mapped { addr, len }))
+        }
+        // A file system that cannot map files (some FUSE ones): read it.
+        _ => {
+            tracing::debug!(
+                "{what} {}: not mapped ({}), read instead",
+                path.display(),
+                std::io::Error::last_os_error()
+            );
+            let bytes = read_open(what, path, file, size, limit)?;
+            Ok(MappedFile(FileBytes::Read(bytes)))
+        }
     }
-    let addr = std::ptr::NonNull::new(addr.cast()).ok_or_else(|| InputError::Io {
-        what,
-        path: path.display().to_string(),
-        source: std::io::Error::other("mmap returned a null mapping"),
-    })?;
-    Ok(MappedFile { addr, len })
 }
 
 #[cfg(test)]
@@ -241,6 +270,13 @@ mod tests {
         std::fs::write(&path, b"hello").unwrap();
         for got in both(&path, 5) {
             assert_eq!(got.unwrap(), b"hello");
+        }
+        // sysfs files are regular but cannot be mapped: they are read.
+        let sysfs = Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
+        if let Ok(expected) = std::fs::read(sysfs) {
+            let [read, mapped] = both(sysfs, 1 << 20);
+            assert_eq!(read.unwrap(), expected);
+            assert_eq!(mapped.unwrap(), expected);
         }
         // A mapping keeps the size the file had: what is appended later is not in it.
         let mapped = map_bounded("kernel", &path, 5).unwrap();
