@@ -213,21 +213,20 @@ pub fn map_bounded(what: &'static str, path: &Path, limit: u64) -> Result<Mapped
             0,
         )
     };
-    match std::ptr::NonNull::new(addr.cast::<u8>()) {
-        Some(addr) if addr.as_ptr() != libc::MAP_FAILED.cast() => {
-            Ok(MappedFile(FileBytes::Mapped { addr, len }))
-        }
-        // A file system that cannot map files (sysfs, some FUSE ones): read it.
-        _ => {
-            tracing::debug!(
-                "{what} {}: not mapped ({}), read instead",
-                path.display(),
-                std::io::Error::last_os_error()
-            );
-            let bytes = read_open(what, path, file, size, limit)?;
-            Ok(MappedFile(FileBytes::Read(bytes)))
-        }
+    let mapped = (addr != libc::MAP_FAILED)
+        .then(|| std::ptr::NonNull::new(addr.cast::<u8>()))
+        .flatten();
+    if let Some(addr) = mapped {
+        return Ok(MappedFile(FileBytes::Mapped { addr, len }));
     }
+    // A file system that cannot map files (sysfs, some FUSE ones): read it.
+    tracing::debug!(
+        "{what} {}: not mapped ({}), read instead",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
+    let bytes = read_open(what, path, file, size, limit)?;
+    Ok(MappedFile(FileBytes::Read(bytes)))
 }
 
 #[cfg(test)]

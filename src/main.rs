@@ -551,7 +551,7 @@ fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     // Read once: a bare-metal program is told by its symbols, and a Linux one is loaded
     // from the same bytes (a file unreadable here is reported by the loader).
     let image = (!args.bare)
-        .then(|| rv32vm::user::read_program(&args.program).ok())
+        .then(|| rv32vm::user::map_program(&args.program).ok())
         .flatten();
     let bare = args.bare || image.as_deref().is_some_and(rv32vm::bare::is_htif_image);
     if bare && !args.bare {

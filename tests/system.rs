@@ -370,8 +370,7 @@ fn bad_inputs_give_one_clear_error() {
 /// timeout that follows says the console stayed silent instead of showing no lines.
 #[test]
 fn a_truncated_plain_image_is_named_when_the_guest_hangs() {
-    let dir = repo().join("target/system-tests");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = test_dir("truncated-image");
     let image = std::fs::read(repo().join("images/Image")).expect("read images/Image");
     assert!(
         !image.starts_with(b"MZ"),

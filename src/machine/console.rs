@@ -430,6 +430,14 @@ impl Tail {
         }
     }
 
+    /// [`Console::tail_report`].
+    fn report(&self) -> String {
+        match self.text().trim_end_matches('\n') {
+            "" => "; the console stayed silent".to_string(),
+            lines => format!("; last console lines:\n{lines}"),
+        }
+    }
+
     fn text(&self) -> String {
         let mut out = String::new();
         for line in self.lines.iter().chain(std::iter::once(&self.current)) {
@@ -473,9 +481,10 @@ impl ConsoleOut {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The last lines the guest printed.
-    pub fn tail(&self) -> String {
-        self.state().tail.text()
+    /// The last lines the guest printed, for a report that ends with them: `; last console
+    /// lines:` and the lines, or `; the console stayed silent`.
+    pub fn tail_report(&self) -> String {
+        self.state().tail.report()
     }
 
     /// The process exit status for a guest that stopped with `guest_code`: that code when the
@@ -492,10 +501,10 @@ impl ConsoleOut {
             status,
             format!(
                 "the guest stopped (exit code {guest_code}) before --expect {} appeared \
-                 (step {number} of {}); last console lines:\n{}",
+                 (step {number} of {}){}",
                 step.expect,
                 state.script.len(),
-                state.tail.text().trim_end_matches('\n')
+                state.tail.report()
             ),
         ))
     }

@@ -721,11 +721,7 @@ impl System {
             Some((n, pattern)) => format!(" (still waiting for --expect {pattern}, step {n})"),
             None => String::new(),
         };
-        let tail = self.console.tail();
-        let tail = match tail.trim_end_matches('\n') {
-            "" => "; the console stayed silent".to_string(),
-            lines => format!("; last console lines:\n{lines}"),
-        };
+        let tail = self.console.tail_report();
         Stop::Fatal {
             status: 124,
             message: format!(

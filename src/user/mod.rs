@@ -81,8 +81,8 @@ pub const PIE_BASE: u32 = 0x0040_0000;
 pub struct UserOptions {
     /// The static RV32 Linux ELF executable.
     pub program: PathBuf,
-    /// Its bytes, if the caller read them already ([`read_program`]; `rv32vm run` does, to
-    /// tell a bare-metal program): the file is then not read again.
+    /// Its bytes, if the caller mapped them already ([`map_program`]; `rv32vm run` does, to
+    /// tell a bare-metal program): the file is then not opened again.
     pub program_image: Option<hostfile::MappedFile>,
     /// Arguments after `argv[0]` (`argv[0]` is `program` as given).
     pub args: Vec<String>,
@@ -244,7 +244,7 @@ impl Process {
         let bytes = match &opts.program_image {
             Some(image) => image,
             None => {
-                read = read_program(path)?;
+                read = map_program(path)?;
                 &read
             }
         };
@@ -310,7 +310,7 @@ pub const PROGRAM_SIZE_LIMIT: u64 = 1 << 30;
 /// Map a program file: a regular file of at most [`PROGRAM_SIZE_LIMIT`] bytes (a device,
 /// FIFO or huge file is refused before anything is read). Its loader reads the headers and
 /// what it loads, never the debug information that is most of a static program's file.
-pub fn read_program(path: &Path) -> Result<hostfile::MappedFile, InputError> {
+pub fn map_program(path: &Path) -> Result<hostfile::MappedFile, InputError> {
     hostfile::map_bounded("program", path, PROGRAM_SIZE_LIMIT)
 }
 

@@ -372,7 +372,7 @@ impl Process {
         env: Vec<Vec<u8>>,
         given: Vec<u8>,
     ) -> Result<(), SysError> {
-        let bytes = super::read_program(&program).map_err(|e| {
+        let bytes = super::map_program(&program).map_err(|e| {
             tracing::warn!("execve: {e}");
             match e {
                 InputError::Io { source, .. } => errno(source.raw_os_error().unwrap_or(libc::EIO)),
