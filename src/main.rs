@@ -121,6 +121,10 @@ struct SessionArgs {
     /// from the restore.
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
+    /// Exit (status 0) when the guest resets instead of booting it again, as QEMU's
+    /// -no-reboot: for a kernel that reboots when it panics (`panic=-1`) or when its test ends.
+    #[arg(long)]
+    no_reboot: bool,
     /// Make the run depend only on its inputs, never on the host: guest time counts retired
     /// instructions (WFI jumps to the next timer), the RTC starts at 2026-01-01T00:00:00Z,
     /// the entropy device is seeded (--seed), and console input comes only from --send.
@@ -191,6 +195,7 @@ fn restore(args: RestoreArgs) -> Result<i32, Box<dyn std::error::Error>> {
         disks: args.disk,
         save: session.save,
         max_insns: session.max_insns,
+        no_reboot: session.no_reboot,
         gdb: session.gdb.options(),
         deterministic: session.deterministic,
         seed: session.seed,
@@ -353,6 +358,7 @@ fn boot(args: BootArgs) -> Result<i32, Box<dyn std::error::Error>> {
         net: args.net,
         save: session.save,
         max_insns: session.max_insns,
+        no_reboot: session.no_reboot,
         gdb: session.gdb.options(),
         deterministic: session.deterministic.then(|| {
             session

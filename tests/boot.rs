@@ -113,6 +113,41 @@ fn guest_reboot_restarts_the_machine() {
     assert_eq!(vm.wait_exit(), 5);
 }
 
+/// `--no-reboot` (QEMU's `-no-reboot`): a guest reset ends the run with status 0 instead of
+/// booting the guest again, as a test kernel that reboots when it is done (`panic=-1`) needs.
+#[test]
+fn no_reboot_exits_when_the_guest_resets() {
+    let output = Command::new(env!("CARGO_BIN_EXE_rv32vm"))
+        .arg("boot")
+        .arg("--kernel")
+        .arg(images().join("Image"))
+        .arg("--initrd")
+        .arg(images().join("initramfs.cpio.gz"))
+        .args(["--no-reboot", "--timeout", "300"])
+        .args(["--expect", PROMPT, "--send", "echo resetting; reboot -f"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run rv32vm");
+    let console = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "status; console tail:\n{}",
+        common::tail(&console, 20)
+    );
+    assert!(
+        console.contains("\nresetting"),
+        "{}",
+        common::tail(&console, 20)
+    );
+    assert_eq!(
+        console.matches("Linux version").count(),
+        1,
+        "booted again:\n{}",
+        common::tail(&console, 20)
+    );
+}
+
 /// `console=hvc0`: the shell's console is the SBI's (Linux's `hvc_riscv_sbi` reads through
 /// DBCN or the legacy `console_getchar`). The built-in SBI reads the UART as OpenSBI does, so
 /// typed commands reach the guest with either firmware; before, the built-in SBI gave no input.

@@ -84,6 +84,8 @@ pub struct BootOptions {
     pub save: Option<PathBuf>,
     /// `--max-insns`: stop after exactly this many instructions (status 124), reboots included.
     pub max_insns: Option<u64>,
+    /// `--no-reboot`: a guest reset ends the run (status 0) instead of booting again.
+    pub no_reboot: bool,
     /// `--gdb`: serve gdb.
     pub gdb: Option<crate::gdb::GdbOptions>,
     /// `--deterministic [--seed N]`: the seed, in a run that depends only on its inputs
@@ -416,6 +418,10 @@ pub fn run(opts: &BootOptions) -> Result<i32, BootError> {
             stop => stop,
         };
         match stop {
+            Stop::Reset if opts.no_reboot => {
+                tracing::info!("guest requested a reset: stopping (--no-reboot)");
+                break (connections.console.exit_status(0), hart);
+            }
             Stop::Reset => {
                 resets += 1;
                 retired_before_reset = retired_before_reset.wrapping_add(hart.instret);

@@ -41,6 +41,8 @@ pub struct RestoreOptions {
     pub save: Option<PathBuf>,
     /// `--max-insns`: stop after exactly this many instructions from the restore (status 124).
     pub max_insns: Option<u64>,
+    /// `--no-reboot`: a guest reset ends the run (status 0) instead of booting again.
+    pub no_reboot: bool,
     /// `--gdb`: serve gdb.
     pub gdb: Option<crate::gdb::GdbOptions>,
     /// `--deterministic`: go on deterministically from a snapshot of a normal run.
@@ -351,6 +353,10 @@ pub fn run(opts: &RestoreOptions) -> Result<i32, RestoreError> {
             stop => stop,
         };
         match stop {
+            Stop::Reset if opts.no_reboot => {
+                tracing::info!("guest requested a reset: stopping (--no-reboot)");
+                break connections.console.exit_status(0);
+            }
             Stop::Reset => {
                 let Some(image) = power_on.as_ref() else {
                     // A snapshot without a power-on image (none is written today): there is

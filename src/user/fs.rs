@@ -1214,6 +1214,14 @@ impl Process {
         host_result(unsafe { libc::fchdir(host) } as i64)
     }
 
+    /// chroot(path): the host process's root changes, as under qemu-user (rv32vm then opens
+    /// every path the guest names, and any program it execs, inside the new root).
+    pub(super) fn sys_chroot(&mut self, path: u32) -> SysResult {
+        let path = self.guest_path(path)?;
+        // SAFETY: NUL-terminated path.
+        host_result(unsafe { libc::chroot(path.as_ptr()) } as i64)
+    }
+
     /// ppoll_time64(fds, nfds, timeout, sigmask, sigsetsize): waits with `sigmask` (if given)
     /// as the guest's mask; a signal for the guest interrupts it with EINTR.
     pub(super) fn sys_ppoll(

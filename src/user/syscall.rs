@@ -55,6 +55,7 @@ pub mod nr {
     pub const FACCESSAT: u32 = 48;
     pub const CHDIR: u32 = 49;
     pub const FCHDIR: u32 = 50;
+    pub const CHROOT: u32 = 51;
     pub const FCHMOD: u32 = 52;
     pub const FCHMODAT: u32 = 53;
     pub const FCHOWNAT: u32 = 54;
@@ -319,30 +320,28 @@ fn pair(lo: u32, hi: u32) -> i64 {
     ((hi as u64) << 32 | lo as u64) as i64
 }
 
-/// The guest `struct utsname`: six 65-byte fields.
+/// The guest `struct utsname`: six 65-byte fields. As under qemu-user, the host's fields but
+/// the machine, so the release agrees with `/proc/sys/kernel/osrelease`, which is the host's.
 fn encode_utsname() -> Vec<u8> {
     // SAFETY: all-zero is a valid utsname; uname fills it.
     let mut host: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: valid out-pointer.
     unsafe { libc::uname(&mut host) };
-    let nodename: Vec<u8> = host
-        .nodename
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    let fields: [&[u8]; 6] = [
-        b"Linux",
-        &nodename,
-        b"6.12.0",
-        b"#1 SMP PREEMPT rv32vm",
-        b"riscv32",
-        b"(none)",
+    let machine = b"riscv32".map(|b| b as libc::c_char);
+    let fields: [&[libc::c_char]; 6] = [
+        &host.sysname,
+        &host.nodename,
+        &host.release,
+        &host.version,
+        &machine,
+        &host.domainname,
     ];
     let mut out = vec![0u8; 6 * 65];
-    for (i, f) in fields.iter().enumerate() {
-        let n = f.len().min(64);
-        out[i * 65..i * 65 + n].copy_from_slice(&f[..n]);
+    for (i, field) in fields.iter().enumerate() {
+        let text = field.iter().take(64).take_while(|&&c| c != 0);
+        for (slot, &c) in out[i * 65..].iter_mut().zip(text) {
+            *slot = c as u8;
+        }
     }
     out
 }
@@ -545,6 +544,7 @@ impl Process {
             GETCWD => self.sys_getcwd(a[0], a[1]),
             CHDIR => self.sys_chdir(a[0]),
             FCHDIR => self.sys_fchdir(a[0]),
+            CHROOT => self.sys_chroot(a[0]),
             PPOLL_TIME64 => self.sys_ppoll(hart.pc, a[0], a[1], a[2], a[3], a[4]),
             FALLOCATE => self.sys_fallocate(a[0], a[1], pair(a[2], a[3]), pair(a[4], a[5])),
             FLOCK => self.sys_flock(a[0], a[1]),
@@ -1396,5 +1396,12 @@ mod tests {
         assert_eq!(u.len(), 390);
         assert_eq!(&u[..6], b"Linux\0");
         assert_eq!(&u[4 * 65..4 * 65 + 8], b"riscv32\0");
+        // The release is the host's, as /proc/sys/kernel/osrelease (passed through) says.
+        let release = std::fs::read("/proc/sys/kernel/osrelease").unwrap();
+        let release = release.strip_suffix(b"\n").unwrap_or(&release);
+        assert_eq!(
+            &u[2 * 65..2 * 65 + release.len() + 1],
+            [release, b"\0"].concat()
+        );
     }
 }

@@ -17,6 +17,14 @@ int main(int argc, char **argv) {
     check(uname(&u) == 0, "uname");
     printf("sysname=%s machine=%s\n", u.sysname, u.machine);
     check(strlen(u.release) > 0, "release nonempty");
+    /* The release is the one /proc reports, as under Linux and qemu-user. */
+    char osrelease[sizeof u.release] = {0};
+    FILE *rel = fopen("/proc/sys/kernel/osrelease", "r");
+    check(rel && fgets(osrelease, sizeof osrelease, rel), "read /proc/sys/kernel/osrelease");
+    if (rel)
+        fclose(rel);
+    osrelease[strcspn(osrelease, "\n")] = 0;
+    check(strcmp(osrelease, u.release) == 0, "uname release == /proc/sys/kernel/osrelease");
 
     pid_t pid = getpid();
     check(pid > 0, "getpid > 0");
@@ -63,6 +71,15 @@ int main(int argc, char **argv) {
         exe[n] = 0;
     check(n > 0 && realpath(argv[0], self) && strcmp(exe, self) == 0,
           "readlink(/proc/self/exe) is the program");
+
+    /* chroot is the host's: its path errors come first; "/" needs privilege (then it
+     * changes nothing). */
+    errno = 0;
+    check(chroot("/nonexistent-rv32vm-dir") == -1 && errno == ENOENT, "chroot(missing) ENOENT");
+    errno = 0;
+    check(chroot(argv[0]) == -1 && errno == ENOTDIR, "chroot(file) ENOTDIR");
+    errno = 0;
+    check(chroot("/") == 0 || errno == EPERM, "chroot(/) works or EPERM");
 
     /* An unknown syscall returns ENOSYS rather than killing the process. */
     long r = syscall(4000);
