@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
 use super::mem::{perm, GuestMemory};
-use super::procfs::{proc_self_file, ProcSelfFile};
+use super::procfs::{fd_path, proc_self_file, ProcSelfFile};
 use super::syscall::{
     errno, host_result, last_errno, read_timespec, timespec_of, write_timespec, SysError, SysResult,
 };
@@ -51,6 +51,9 @@ pub enum FdKind {
     /// A signalfd ([`super::signalfd`], the object with this id): reads take the guest's
     /// pending signals; the host file is an eventfd that only carries readiness.
     Signal(u32),
+    /// The guest's `/proc/self/fd` directory: the host file is a memfd holding its
+    /// `linux_dirent64` records, which `getdents64` serves from the file position.
+    FdDirectory,
 }
 
 /// One open guest file descriptor.
@@ -98,6 +101,15 @@ impl FdTable {
     /// The host fd behind guest fd `fd`.
     pub fn host(&self, fd: u32) -> Result<RawFd, SysError> {
         self.entry(fd).map(FdEntry::raw)
+    }
+
+    /// The open guest fd numbers, in order.
+    pub fn numbers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.is_some())
+            .map(|(fd, _)| fd as u32)
     }
 
     /// The open entries, in fd order.
@@ -372,8 +384,15 @@ impl Process {
             return CString::new(self.exe_path.as_os_str().as_bytes())
                 .map_err(|_| errno(libc::ENOENT));
         }
+        let bytes = self.host_fd_path(&bytes).unwrap_or(bytes);
         // read_cstr stops at the first NUL, so there is none inside.
         CString::new(bytes).map_err(|_| errno(libc::EINVAL))
+    }
+
+    /// A path through one of the guest's fds (`/proc/self/fd/N`, `/dev/fd/N`, `/dev/stdout`,
+    /// ...) as the host names it ([`super::procfs::fd_path`]).
+    pub(super) fn host_fd_path(&self, path: &[u8]) -> Option<Vec<u8>> {
+        fd_path(path, self.pid, |fd| self.fds.host(fd).ok())
     }
 
     /// The host dirfd for a guest dirfd used with `path` (absolute paths ignore the dirfd).
@@ -443,6 +462,7 @@ impl Process {
         match self.fds.entry(fd)?.kind {
             FdKind::GuestMem => return self.guest_mem_io(host, buf, count, None, false),
             FdKind::Signal(id) => return self.signalfd_read(pc, fd, id, buf, count),
+            FdKind::FdDirectory => return Err(errno(libc::EISDIR)),
             FdKind::Plain => {}
         }
         let (ptr, len) = self.out_buffer(buf, count)?;
@@ -456,7 +476,8 @@ impl Process {
             FdKind::GuestMem => return self.guest_mem_io(host, buf, count, None, true),
             // A signalfd is not written to (its eventfd is rv32vm's).
             FdKind::Signal(_) => return Err(errno(libc::EINVAL)),
-            FdKind::Plain => {}
+            // Open read-only, as a directory is: the host refuses the write (EBADF).
+            FdKind::FdDirectory | FdKind::Plain => {}
         }
         let (ptr, len) = self.in_buffer(buf, count)?;
         // SAFETY: `ptr..ptr+len` is guest-readable memory inside our reservation.
@@ -465,8 +486,10 @@ impl Process {
 
     pub(super) fn sys_pread64(&mut self, fd: u32, buf: u32, count: u32, off: i64) -> SysResult {
         let host = self.fds.host(fd)?;
-        if self.fds.entry(fd)?.kind == FdKind::GuestMem {
-            return self.guest_mem_io(host, buf, count, Some(off), false);
+        match self.fds.entry(fd)?.kind {
+            FdKind::GuestMem => return self.guest_mem_io(host, buf, count, Some(off), false),
+            FdKind::FdDirectory => return Err(errno(libc::EISDIR)),
+            FdKind::Plain | FdKind::Signal(_) => {}
         }
         let (ptr, len) = self.out_buffer(buf, count)?;
         // SAFETY: as in sys_read.
@@ -538,7 +561,8 @@ impl Process {
             FdKind::GuestMem => return self.guest_mem_iov(host, iov, count, write, offset),
             // Records are read with `read` (the eventfd behind it is rv32vm's).
             FdKind::Signal(_) => return Err(errno(libc::EINVAL)),
-            FdKind::Plain => {}
+            FdKind::FdDirectory if !write => return Err(errno(libc::EISDIR)),
+            FdKind::FdDirectory | FdKind::Plain => {}
         }
         let need = if write { perm::R } else { perm::W };
         let iovs = self.host_iovecs(iov, count, need)?;
@@ -672,6 +696,9 @@ impl Process {
 
     pub(super) fn sys_getdents64(&mut self, fd: u32, buf: u32, count: u32) -> SysResult {
         let host = self.fds.host(fd)?;
+        if self.fds.entry(fd)?.kind == FdKind::FdDirectory {
+            return self.fd_directory_entries(host, buf, count);
+        }
         let (ptr, len) = self.out_buffer(buf, count)?;
         // SAFETY: the buffer is guest-writable memory in our reservation; linux_dirent64 has
         // the same layout on every architecture.
@@ -695,6 +722,7 @@ impl Process {
         let target: Vec<u8> = if proc_self_file(&raw, self.pid) == Some(ProcSelfFile::Exe) {
             self.exe_path.as_os_str().as_bytes().to_vec()
         } else {
+            let raw = self.host_fd_path(&raw).unwrap_or(raw);
             let path = CString::new(raw).map_err(|_| errno(libc::EINVAL))?;
             let host_dir = self.host_dirfd(dirfd, &path)?;
             let mut out = vec![0u8; PATH_MAX];
@@ -1220,6 +1248,54 @@ impl Process {
         let path = self.guest_path(path)?;
         // SAFETY: NUL-terminated path.
         host_result(unsafe { libc::chroot(path.as_ptr()) } as i64)
+    }
+
+    /// mount(source, target, fstype, flags, data), done by the host as under qemu-user (it
+    /// needs the privilege it needs there). `data`, when given, is the file system's option
+    /// string (what every file system but a few legacy ones takes), at most a page as Linux
+    /// copies it.
+    pub(super) fn sys_mount(
+        &mut self,
+        source: u32,
+        target: u32,
+        fstype: u32,
+        flags: u32,
+        data: u32,
+    ) -> SysResult {
+        let optional = |va: u32| -> Result<Option<CString>, SysError> {
+            if va == 0 {
+                return Ok(None);
+            }
+            let bytes = self
+                .mem
+                .read_cstr(va, crate::cpu::tlb::PAGE_SIZE as usize - 1)?
+                .ok_or(errno(libc::EINVAL))?;
+            CString::new(bytes)
+                .map(Some)
+                .map_err(|_| errno(libc::EINVAL))
+        };
+        let source = optional(source)?;
+        let fstype = optional(fstype)?;
+        let data = optional(data)?;
+        let target = self.guest_path(target)?;
+        let ptr = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+        // SAFETY: NUL-terminated strings or null pointers, alive across the call.
+        host_result(unsafe {
+            libc::mount(
+                ptr(&source),
+                target.as_ptr(),
+                ptr(&fstype),
+                flags as libc::c_ulong,
+                ptr(&data).cast(),
+            )
+        } as i64)
+    }
+
+    /// umount2(target, flags), done by the host.
+    pub(super) fn sys_umount2(&mut self, target: u32, flags: u32) -> SysResult {
+        let target = self.guest_path(target)?;
+        // SAFETY: NUL-terminated path.
+        host_result(unsafe { libc::umount2(target.as_ptr(), flags as libc::c_int) } as i64)
     }
 
     /// ppoll_time64(fds, nfds, timeout, sigmask, sigsetsize): waits with `sigmask` (if given)

@@ -31,6 +31,7 @@ const MAP_SHARED_VALIDATE: u32 = 0x03;
 const MAP_TYPE: u32 = 0x0f;
 const MAP_FIXED: u32 = 0x10;
 const MAP_ANONYMOUS: u32 = 0x20;
+const MAP_HUGETLB: u32 = 0x4_0000;
 const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
 
 const MREMAP_MAYMOVE: u32 = 1;
@@ -125,6 +126,10 @@ impl Process {
         let len = page_round_up(len as u64).ok_or(errno(libc::ENOMEM))?;
         let file_offset = pgoff as u64 * PAGE_SIZE as u64;
         let perms = prot_to_perm(prot);
+
+        if flags & (MAP_ANONYMOUS | MAP_HUGETLB) == MAP_ANONYMOUS | MAP_HUGETLB {
+            host_has_huge_pages(len, flags)?;
+        }
 
         // The file, if any, with whether it is open for writing.
         let file = if flags & MAP_ANONYMOUS != 0 {
@@ -492,6 +497,35 @@ fn size_object(fd: RawFd, size: u64) -> Result<(), SysError> {
             return Err(last_errno());
         }
     }
+    Ok(())
+}
+
+/// An anonymous `MAP_HUGETLB` mapping gets ordinary pages, but only if the host could give
+/// huge pages of the size asked for (the host's default size, or the one in the flags'
+/// `MAP_HUGE_*` bits): otherwise it fails as the host fails it (ENOMEM with none reserved,
+/// EINVAL for a size the host lacks), as under qemu-user and Linux.
+fn host_has_huge_pages(len: u64, flags: u32) -> Result<(), SysError> {
+    const MAP_HUGE_BITS: u32 = 0x3f << 26;
+    let host_flags = libc::MAP_PRIVATE
+        | libc::MAP_ANONYMOUS
+        | libc::MAP_HUGETLB
+        | (flags & MAP_HUGE_BITS) as i32;
+    // SAFETY: a new anonymous mapping at an address the host picks; unmapped at once.
+    let probe = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len as usize,
+            libc::PROT_NONE,
+            host_flags,
+            -1,
+            0,
+        )
+    };
+    if probe == libc::MAP_FAILED {
+        return Err(last_errno());
+    }
+    // SAFETY: the mapping made above, of that length.
+    unsafe { libc::munmap(probe, len as usize) };
     Ok(())
 }
 

@@ -25,12 +25,16 @@ const MAX_ARG_STRINGS: usize = 1 << 17;
 const SHEBANG_MAX: usize = 256;
 
 const CLONE_VM: u32 = 0x100;
+const CLONE_FS: u32 = 0x200;
+const CLONE_FILES: u32 = 0x400;
+const CLONE_SIGHAND: u32 = 0x800;
 const CLONE_VFORK: u32 = 0x4000;
 const CLONE_THREAD: u32 = 0x1_0000;
 const CLONE_SETTLS: u32 = 0x8_0000;
 const CLONE_PARENT_SETTID: u32 = 0x10_0000;
 const CLONE_CHILD_CLEARTID: u32 = 0x20_0000;
 const CLONE_CHILD_SETTID: u32 = 0x100_0000;
+const CLONE_NEWUSER: u32 = 0x1000_0000;
 /// The low byte of the flags: the signal sent to the parent when the child exits.
 const CSIGNAL: u32 = 0xff;
 const SIGCHLD: u32 = 17;
@@ -55,6 +59,74 @@ impl Process {
         } else {
             id as libc::pid_t
         }
+    }
+
+    /// The host pid a call that names process `id` means: rv32vm's own for the guest's pid
+    /// and thread ids, any other id as it is (guest children are host processes).
+    fn host_pid(&self, id: u32) -> libc::pid_t {
+        match self.sched_target(id) {
+            // SAFETY: getpid has no memory effects.
+            0 => unsafe { libc::getpid() },
+            pid => pid,
+        }
+    }
+
+    /// `unshare(flags)`, done by the host for rv32vm's process, as qemu-user does: new
+    /// namespaces, and the process's own file table, cwd and root (which rv32vm uses on the
+    /// guest's behalf). Sharing the address space, signal handlers or thread group is
+    /// already undone for a process of one thread (Linux refuses it with other threads, and
+    /// so does rv32vm); the host is not asked, since it would refuse them for rv32vm's own
+    /// threads. Green threads share one host thread, so a process with other threads
+    /// cannot unshare files or fs for one of them: EINVAL. A new user namespace is refused
+    /// (EINVAL), as the host refuses it to a process with threads, which rv32vm is whenever
+    /// tier 2 runs (and qemu-user always): the same answer in every tier.
+    pub(super) fn sys_unshare(&mut self, flags: u32) -> SysResult {
+        let process_wide = CLONE_VM | CLONE_SIGHAND | CLONE_THREAD;
+        let one_thread_only =
+            self.threads.has_others() && flags & (process_wide | CLONE_FS | CLONE_FILES) != 0;
+        if one_thread_only || flags & CLONE_NEWUSER != 0 {
+            return Err(errno(libc::EINVAL));
+        }
+        let host_flags = flags & !(CLONE_VM | CLONE_SIGHAND | CLONE_THREAD);
+        // SAFETY: no memory effects.
+        host_result(unsafe { libc::unshare(host_flags as libc::c_int) } as i64)
+    }
+
+    /// `setns(fd, nstype)`: the host joins the namespace open as the guest's `fd`.
+    pub(super) fn sys_setns(&mut self, fd: u32, nstype: u32) -> SysResult {
+        let host = self.fds.host(fd)?;
+        // SAFETY: no memory effects.
+        host_result(unsafe { libc::setns(host, nstype as libc::c_int) } as i64)
+    }
+
+    /// `kcmp(pid1, pid2, type, idx1, idx2)`: whether two processes share a kernel resource,
+    /// asked of the host. For `KCMP_FILE` the fds are translated through this process's
+    /// table, which is right for this process and for the fds a forked relative shares with
+    /// it from before the fork (the usual case), not for fds another process opened on its
+    /// own. `KCMP_EPOLL_TFD` is refused (EINVAL), as under qemu-user: the epoll's target
+    /// numbers are host fds the guest never saw.
+    pub(super) fn sys_kcmp(
+        &mut self,
+        pid1: u32,
+        pid2: u32,
+        kind: u32,
+        idx1: u32,
+        idx2: u32,
+    ) -> SysResult {
+        const KCMP_FILE: u32 = 0;
+        const KCMP_EPOLL_TFD: u32 = 7;
+        let (mut idx1, mut idx2) = (idx1 as libc::c_long, idx2 as libc::c_long);
+        match kind {
+            KCMP_FILE => {
+                idx1 = self.fds.host(idx1 as u32)? as libc::c_long;
+                idx2 = self.fds.host(idx2 as u32)? as libc::c_long;
+            }
+            KCMP_EPOLL_TFD => return Err(errno(libc::EINVAL)),
+            _ => {}
+        }
+        let (pid1, pid2) = (self.host_pid(pid1), self.host_pid(pid2));
+        // SAFETY: with KCMP_EPOLL_TFD refused, no argument is a pointer.
+        host_result(unsafe { libc::syscall(libc::SYS_kcmp, pid1, pid2, kind, idx1, idx2) } as i64)
     }
 
     /// `getpriority(which, who)` (the kernel's value, 40 - nice, which libc converts),

@@ -7,6 +7,11 @@
 //! | `cmdline` | its argv, each string NUL-terminated |
 //! | `exe` | its program file (open, readlink, stat) |
 //! | `mem` | its memory at guest addresses (read, write, pread, pwrite, lseek) |
+//! | `fd` (and `/dev/fd`) | a directory of its own fds (`getdents64`) |
+//!
+//! Paths through the guest's fds (`/proc/self/fd/N`, `/proc/self/fdinfo/N`, `/dev/fd/N`,
+//! `/dev/stdin`, ...) are rewritten to the host fd behind guest fd N ([`fd_path`]): guest fd
+//! numbers are not the host's.
 //!
 //! `maps` and `cmdline` are snapshots taken at open, in a memfd. `mem` is a memfd with no
 //! contents that only carries the file position and the open mode: reads and writes on it are
@@ -29,6 +34,8 @@ pub enum ProcSelfFile {
     Cmdline,
     Exe,
     Mem,
+    /// The `fd` directory.
+    FdDirectory,
 }
 
 /// Largest transfer through `/proc/self/mem` in one call (the rest is a short count).
@@ -36,6 +43,9 @@ const MEM_CHUNK: usize = 1 << 20;
 
 /// The entry of `/proc/self/NAME` or `/proc/PID/NAME` named by `path`, when it is one we fake.
 pub fn proc_self_file(path: &[u8], pid: u32) -> Option<ProcSelfFile> {
+    if matches!(path, b"/dev/fd" | b"/dev/fd/") {
+        return Some(ProcSelfFile::FdDirectory);
+    }
     let rest = path.strip_prefix(b"/proc/")?;
     let slash = rest.iter().position(|&b| b == b'/')?;
     let (who, name) = (&rest[..slash], &rest[slash + 1..]);
@@ -47,8 +57,58 @@ pub fn proc_self_file(path: &[u8], pid: u32) -> Option<ProcSelfFile> {
         b"cmdline" => Some(ProcSelfFile::Cmdline),
         b"exe" => Some(ProcSelfFile::Exe),
         b"mem" => Some(ProcSelfFile::Mem),
+        b"fd" | b"fd/" => Some(ProcSelfFile::FdDirectory),
         _ => None,
     }
+}
+
+/// `path` rewritten to the host's entry for the guest fd it goes through, when it names one:
+/// `/proc/self/fd/N[/...]` (also `/proc/PID/`, `/proc/thread-self/`, and `fdinfo/N`),
+/// `/dev/fd/N[/...]` and `/dev/stdin`, `/dev/stdout`, `/dev/stderr`. An N the guest has not
+/// open becomes a name the host does not have (ENOENT, as for a closed fd).
+pub fn fd_path(path: &[u8], pid: u32, host_fd: impl Fn(u32) -> Option<RawFd>) -> Option<Vec<u8>> {
+    let (dir, rest): (&[u8], &[u8]) = match path {
+        b"/dev/stdin" => (b"fd", b"0"),
+        b"/dev/stdout" => (b"fd", b"1"),
+        b"/dev/stderr" => (b"fd", b"2"),
+        _ => match path.strip_prefix(b"/dev/fd/") {
+            Some(rest) => (b"fd", rest),
+            None => {
+                let rest = path.strip_prefix(b"/proc/")?;
+                let slash = rest.iter().position(|&b| b == b'/')?;
+                let who = &rest[..slash];
+                if who != b"self" && who != b"thread-self" && who != pid.to_string().as_bytes() {
+                    return None;
+                }
+                let rest = &rest[slash + 1..];
+                if let Some(n) = rest.strip_prefix(b"fd/") {
+                    (b"fd", n)
+                } else {
+                    (b"fdinfo", rest.strip_prefix(b"fdinfo/")?)
+                }
+            }
+        },
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let after = &rest[digits..];
+    if digits == 0 || !(after.is_empty() || after[0] == b'/') {
+        return None;
+    }
+    // Linux has no "03" (nor a number past the fd range).
+    let canonical = digits == 1 || rest[0] != b'0';
+    let guest: Option<u32> = std::str::from_utf8(&rest[..digits])
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|_| canonical);
+    let mut out = b"/proc/self/".to_vec();
+    out.extend_from_slice(dir);
+    match guest.and_then(host_fd) {
+        Some(host) => out.extend_from_slice(format!("/{host}").as_bytes()),
+        None => out.extend_from_slice(b"/rv32vm-closed-guest-fd"),
+    }
+    out.extend_from_slice(after);
+    Some(out)
 }
 
 /// One line of /proc/self/maps being assembled.
@@ -171,6 +231,13 @@ impl Process {
             ProcSelfFile::Maps => (self.maps_text(), FdKind::Plain),
             ProcSelfFile::Cmdline => (self.cmdline_text(), FdKind::Plain),
             ProcSelfFile::Mem => (Vec::new(), FdKind::GuestMem),
+            ProcSelfFile::FdDirectory => {
+                if access != libc::O_RDONLY {
+                    return Err(errno(libc::EISDIR));
+                }
+                // Listed once open, so it shows its own fd, as Linux's does.
+                (Vec::new(), FdKind::FdDirectory)
+            }
         };
         if kind == FdKind::Plain && access != libc::O_RDONLY {
             return Err(errno(libc::EACCES));
@@ -179,7 +246,74 @@ impl Process {
         // A fresh open of the memfd gives a description with the guest's access mode (reads
         // of a write-only fd fail as they should) and its own file position.
         let reopened = reopen(memfd.as_raw_fd(), access)?;
-        self.fds.insert_kind(reopened, cloexec, 0, kind).map(Some)
+        let fd = self.fds.insert_kind(reopened, cloexec, 0, kind)?;
+        if kind == FdKind::FdDirectory {
+            let mut file = std::fs::File::from(memfd);
+            file.write_all(&self.fd_directory_records())
+                .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        }
+        Ok(Some(fd))
+    }
+
+    /// The `linux_dirent64` records of the guest's `/proc/self/fd` (`.`, `..`, then one
+    /// symlink per open fd, as Linux lists it), each `d_off` the offset of the next.
+    fn fd_directory_records(&self) -> Vec<u8> {
+        const DT_DIR: u8 = 4;
+        const DT_LNK: u8 = 10;
+        let mut entries: Vec<(u64, u8, Vec<u8>)> =
+            vec![(1, DT_DIR, b".".to_vec()), (2, DT_DIR, b"..".to_vec())];
+        for fd in self.fds.numbers() {
+            entries.push((u64::from(fd) + 3, DT_LNK, fd.to_string().into_bytes()));
+        }
+        let mut out = Vec::new();
+        for (ino, kind, name) in entries {
+            // ino, off, reclen, type, name, NUL, padded to 8 bytes.
+            let reclen = (8 + 8 + 2 + 1 + name.len() + 1).next_multiple_of(8);
+            let next = (out.len() + reclen) as i64;
+            out.extend_from_slice(&ino.to_le_bytes());
+            out.extend_from_slice(&next.to_le_bytes());
+            out.extend_from_slice(&(reclen as u16).to_le_bytes());
+            out.push(kind);
+            out.extend_from_slice(&name);
+            out.resize(out.len() + reclen - (19 + name.len()), 0);
+        }
+        out
+    }
+
+    /// `getdents64` on a `/proc/self/fd` fd: the whole records that fit in `count` bytes,
+    /// from the file position, which moves past them.
+    pub(super) fn fd_directory_entries(&mut self, host: RawFd, buf: u32, count: u32) -> SysResult {
+        // SAFETY: lseek has no memory effects.
+        let pos = unsafe { libc::lseek(host, 0, libc::SEEK_CUR) };
+        if pos < 0 {
+            return Err(last_errno());
+        }
+        // Records are small: a buffer of `count` (at most 64 KiB) holds what may be taken.
+        let mut records = vec![0u8; (count as usize).min(1 << 16)];
+        // SAFETY: `records` is writable for its length.
+        let n = unsafe { libc::pread(host, records.as_mut_ptr().cast(), records.len(), pos) };
+        if n < 0 {
+            return Err(last_errno());
+        }
+        records.truncate(n as usize);
+        let mut taken = 0;
+        while taken + 19 <= records.len() {
+            let reclen = u16::from_le_bytes([records[taken + 16], records[taken + 17]]) as usize;
+            if reclen == 0 || taken + reclen > records.len() {
+                break;
+            }
+            taken += reclen;
+        }
+        if taken == 0 && !records.is_empty() {
+            // The next record does not fit in the buffer.
+            return Err(errno(libc::EINVAL));
+        }
+        self.mem.write(buf, &records[..taken])?;
+        // SAFETY: lseek has no memory effects.
+        if unsafe { libc::lseek(host, pos + taken as i64, libc::SEEK_SET) } < 0 {
+            return Err(last_errno());
+        }
+        Ok(taken as u32)
     }
 
     /// read/write/pread/pwrite on a `/proc/self/mem` fd: guest memory at the file position
@@ -339,6 +473,42 @@ fn reopen(fd: RawFd, access: i32) -> Result<OwnedFd, SysError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fd_paths_name_the_host_fd() {
+        // Guest fd 3 is host fd 17; nothing else is open.
+        let host = |fd: u32| (fd == 3).then_some(17);
+        let rewrite = |path: &[u8]| fd_path(path, 42, host).map(|p| String::from_utf8(p).unwrap());
+        assert_eq!(
+            rewrite(b"/proc/self/fd/3").as_deref(),
+            Some("/proc/self/fd/17")
+        );
+        assert_eq!(
+            rewrite(b"/proc/42/fd/3/x").as_deref(),
+            Some("/proc/self/fd/17/x")
+        );
+        assert_eq!(
+            rewrite(b"/proc/thread-self/fdinfo/3").as_deref(),
+            Some("/proc/self/fdinfo/17")
+        );
+        assert_eq!(rewrite(b"/dev/fd/3").as_deref(), Some("/proc/self/fd/17"));
+        let closed = Some("/proc/self/fd/rv32vm-closed-guest-fd");
+        assert_eq!(rewrite(b"/dev/stdin").as_deref(), closed);
+        assert_eq!(
+            rewrite(b"/proc/self/fd/03").as_deref(),
+            closed,
+            "not canonical"
+        );
+        assert_eq!(rewrite(b"/proc/self/fd/4294967299").as_deref(), closed);
+        assert_eq!(
+            rewrite(b"/proc/self/fd/3x"),
+            None,
+            "trailing junk: the host's ENOENT"
+        );
+        assert_eq!(rewrite(b"/proc/self/fd"), None);
+        assert_eq!(rewrite(b"/proc/43/fd/3"), None, "another process");
+        assert_eq!(rewrite(b"/proc/self/maps"), None);
+    }
 
     #[test]
     fn proc_self_paths() {

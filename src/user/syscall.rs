@@ -47,6 +47,8 @@ pub mod nr {
     pub const UNLINKAT: u32 = 35;
     pub const SYMLINKAT: u32 = 36;
     pub const LINKAT: u32 = 37;
+    pub const UMOUNT2: u32 = 39;
+    pub const MOUNT: u32 = 40;
     pub const STATFS64: u32 = 43;
     pub const FSTATFS64: u32 = 44;
     pub const TRUNCATE64: u32 = 45;
@@ -92,6 +94,7 @@ pub mod nr {
     pub const EXIT_GROUP: u32 = 94;
     pub const WAITID: u32 = 95;
     pub const SET_TID_ADDRESS: u32 = 96;
+    pub const UNSHARE: u32 = 97;
     pub const SET_ROBUST_LIST: u32 = 99;
     pub const GETITIMER: u32 = 102;
     pub const SETITIMER: u32 = 103;
@@ -205,7 +208,9 @@ pub mod nr {
     pub const WAIT4: u32 = 260;
     pub const PRLIMIT64: u32 = 261;
     pub const SYNCFS: u32 = 267;
+    pub const SETNS: u32 = 268;
     pub const SENDMMSG: u32 = 269;
+    pub const KCMP: u32 = 272;
     pub const RENAMEAT2: u32 = 276;
     pub const GETRANDOM: u32 = 278;
     pub const MEMFD_CREATE: u32 = 279;
@@ -545,6 +550,8 @@ impl Process {
             CHDIR => self.sys_chdir(a[0]),
             FCHDIR => self.sys_fchdir(a[0]),
             CHROOT => self.sys_chroot(a[0]),
+            MOUNT => self.sys_mount(a[0], a[1], a[2], a[3], a[4]),
+            UMOUNT2 => self.sys_umount2(a[0], a[1]),
             PPOLL_TIME64 => self.sys_ppoll(hart.pc, a[0], a[1], a[2], a[3], a[4]),
             FALLOCATE => self.sys_fallocate(a[0], a[1], pair(a[2], a[3]), pair(a[4], a[5])),
             FLOCK => self.sys_flock(a[0], a[1]),
@@ -611,6 +618,9 @@ impl Process {
             CAPGET => self.sys_capability(a[0], a[1], false),
             CAPSET => self.sys_capability(a[0], a[1], true),
             // SAFETY: personality has no memory effects.
+            UNSHARE => self.sys_unshare(a[0]),
+            SETNS => self.sys_setns(a[0], a[1]),
+            KCMP => self.sys_kcmp(a[0], a[1], a[2], a[3], a[4]),
             PERSONALITY => host_result(unsafe { libc::personality(a[0] as libc::c_ulong) } as i64),
             SCHED_RR_GET_INTERVAL_TIME64 => self.sys_sched_rr_get_interval(a[0], a[1]),
             PIDFD_OPEN => self.sys_pidfd_open(a[0], a[1]),
@@ -1030,6 +1040,25 @@ impl Process {
         };
         // An unknown clock is EINVAL, as clock_nanosleep says.
         let start = now(clock).ok_or(errno(libc::EINVAL))?;
+        if !matches!(
+            clock,
+            libc::CLOCK_REALTIME | libc::CLOCK_MONOTONIC | libc::CLOCK_BOOTTIME | libc::CLOCK_TAI
+        ) {
+            // Clocks that can be read but not slept on (MONOTONIC_RAW, the COARSE ones, a
+            // thread's CPU time) fail as the host fails them, EOPNOTSUPP or EINVAL: asked
+            // with an absolute time long past, which returns at once when it works.
+            let past = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: valid timespec; no remainder is written for an absolute sleep.
+            let r = unsafe {
+                libc::clock_nanosleep(clock, TIMER_ABSTIME as i32, &past, std::ptr::null_mut())
+            };
+            if r != 0 {
+                return Err(errno(r));
+            }
+        }
         let requested = std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32);
         let duration = if flags & TIMER_ABSTIME != 0 {
             requested.saturating_sub(start)

@@ -4,6 +4,8 @@
  * shared file mapping shows 's', its offset and path, mprotect splits a mapping, munmap removes
  * it. argv[1] is a scratch directory. */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "guest_util.h"
 
@@ -62,6 +65,58 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 int initialized_data = 42;
+
+/* /proc/self/fd and /dev/fd go through the guest's own fd numbers: links name what the guest
+ * opened, opening one reaches the same file, the directory lists open fds (its own too), and
+ * a closed fd or a non-canonical number ("03") is not there. */
+static void check_fd_paths(const char *scratch) {
+    char file[PATH_MAX], real[PATH_MAX], link[PATH_MAX], path[64];
+    snprintf(file, sizeof file, "%s/fd-target", scratch);
+    int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    check(fd >= 0 && realpath(file, real), "open the fd target");
+    const char *dirs[] = {"/proc/self/fd", "/dev/fd"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%d", dirs[i], fd);
+        ssize_t n = readlink(path, link, sizeof link - 1);
+        link[n > 0 ? n : 0] = 0;
+        printf("readlink %s/N is the file: %d\n", dirs[i], n > 0 && strcmp(link, real) == 0);
+    }
+    int p[2];
+    check(pipe(p) == 0, "pipe");
+    snprintf(path, sizeof path, "/proc/self/fd/%d", p[1]);
+    int w = open(path, O_WRONLY);
+    char got[3] = {0};
+    check(w >= 0 && write(w, "hi", 2) == 2 && read(p[0], got, 2) == 2, "write through /proc/self/fd");
+    printf("pipe through /proc/self/fd: %s\n", got);
+    DIR *d = opendir("/proc/self/fd");
+    int saw_fd = 0, saw_dir = 0, listed_closed = 0, dots = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.') {
+            dots += de->d_type == DT_DIR;
+            continue;
+        }
+        int n = atoi(de->d_name);
+        saw_fd |= n == fd;
+        saw_dir |= n == dirfd(d);
+        listed_closed += de->d_type != DT_LNK || fcntl(n, F_GETFD) < 0;
+    }
+    printf("listing: . and .. %d, the file %d, its own fd %d, closed fds listed %d\n", dots, saw_fd,
+           saw_dir, listed_closed);
+    if (d)
+        closedir(d);
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/self/fd/0%d", fd);
+    errno = 0;
+    printf("leading zero: %d errno %d\n", lstat(path, &st), errno);
+    close(w);
+    snprintf(path, sizeof path, "/proc/self/fd/%d", w);
+    errno = 0;
+    printf("closed fd: %d errno %d\n", lstat(path, &st), errno);
+    close(p[0]);
+    close(p[1]);
+    close(fd);
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -166,6 +221,7 @@ int main(int argc, char **argv) {
                i ? "/proc/<pid>/exe" : "/proc/self/exe", strcmp(link, exe) == 0,
                memcmp(magic, "\177ELF", 4) == 0);
     }
+    check_fd_paths(argv[1]);
     printf("failures=%d\n", guest_failures);
     return guest_failures ? 1 : 0;
 }

@@ -1,12 +1,14 @@
 /* sysinfo: uname (sysname and machine only), process ids, limits, misc identity calls. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "guest_util.h"
@@ -80,6 +82,22 @@ int main(int argc, char **argv) {
     check(chroot(argv[0]) == -1 && errno == ENOTDIR, "chroot(file) ENOTDIR");
     errno = 0;
     check(chroot("/") == 0 || errno == EPERM, "chroot(/) works or EPERM");
+
+    /* unshare is the host's: a private fd table and cwd work without privilege. */
+    check(unshare(CLONE_FILES | CLONE_FS) == 0, "unshare(CLONE_FILES|CLONE_FS)");
+
+    /* kcmp compares what the fds name (the guest's numbers, not the host's). Containers may
+     * forbid it: then it fails alike everywhere. */
+    int one = open(argv[0], O_RDONLY), same = dup(one), other = open(argv[0], O_RDONLY);
+    long eq = syscall(SYS_kcmp, getpid(), getpid(), 0 /* KCMP_FILE */, one, same);
+    long ne = syscall(SYS_kcmp, getpid(), getpid(), 0 /* KCMP_FILE */, one, other);
+    if (eq < 0 && (errno == ENOSYS || errno == EPERM))
+        printf("kcmp unavailable\n");
+    else
+        printf("kcmp: dup is the same file %d, another open is not %d\n", eq == 0, ne > 0);
+    close(one);
+    close(same);
+    close(other);
 
     /* An unknown syscall returns ENOSYS rather than killing the process. */
     long r = syscall(4000);

@@ -73,6 +73,19 @@ int main(void) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu_b);
     check(ns_of(&cpu_b) >= ns_of(&cpu_a), "process CPU time does not go back");
 
+    /* clock_nanosleep works on the clocks Linux sleeps on; the raw and coarse ones can be read
+     * but not slept on (EOPNOTSUPP), an unknown one is EINVAL. musl returns the error. */
+    struct timespec short_sleep = {0, 1000};
+    const clockid_t sleepable[] = {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_TAI};
+    for (int i = 0; i < 4; i++)
+        printf("clock_nanosleep(clock %d) = %d\n", (int)sleepable[i],
+               clock_nanosleep(sleepable[i], 0, &short_sleep, NULL));
+    const clockid_t unsleepable[] = {CLOCK_MONOTONIC_RAW, CLOCK_REALTIME_COARSE,
+                                     CLOCK_MONOTONIC_COARSE, 99};
+    for (int i = 0; i < 4; i++)
+        printf("clock_nanosleep(clock %d) = %d\n", (int)unsleepable[i],
+               clock_nanosleep(unsleepable[i], 0, &short_sleep, NULL));
+
     struct tm tmv;
     time_t fixed = 1234567890;
     gmtime_r(&fixed, &tmv);
