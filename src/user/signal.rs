@@ -1246,11 +1246,12 @@ impl Process {
                     self.write_sleep_left(cut_short);
                 }
             }
-            if self.threads.resumes_syscall_at(hart.pc) {
-                // The ecall that gave way runs first: it sees the signal and fails with EINTR
-                // or restarts, and the handler runs after it.
-                return Ok(());
-            }
+        }
+        if self.threads.resumes_syscall_at(hart.pc) {
+            // The ecall that gave way runs first: it sees the signal and fails with EINTR or
+            // restarts, and the handler runs after it. (Also when the thread that sent the
+            // signal has just exited, leaving this one alone.)
+            return Ok(());
         }
         loop {
             let mask = self.signals.mask;

@@ -941,6 +941,10 @@ impl Process {
                 let end = name.iter().position(|&b| b == 0).unwrap_or(15).min(15);
                 self.thread_name = name;
                 self.thread_name[end..].fill(0);
+                // The host thread that runs the guest takes the name too, as under
+                // qemu-user, so /proc/self/comm (and task/TID/comm) show it.
+                // SAFETY: a NUL-terminated 16-byte buffer.
+                unsafe { libc::prctl(libc::PR_SET_NAME, self.thread_name.as_ptr()) };
                 Ok(0)
             }
             PR_GET_NAME => {

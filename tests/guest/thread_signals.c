@@ -10,6 +10,7 @@
  * blocked, it is sent again until the thread is done (qemu runs threads in parallel). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -197,6 +198,17 @@ static void *testcancel_loop(void *arg) {
 }
 
 /* Start `fn`, wait until it is about to block, and return it; `tid` gets its thread id. */
+static pthread_t main_thread;
+
+/* Signals the main thread, then exits at once: the main thread is left alone, with the
+ * signal for its blocked call. */
+static void *kick_main_and_exit(void *arg) {
+    (void)arg;
+    usleep(100000);
+    pthread_kill(main_thread, SIGUSR1);
+    return NULL;
+}
+
 static pthread_t start(void *(*fn)(void *), void *arg, int *tid) {
     pthread_t t;
     ready_tid = 0;
@@ -354,6 +366,25 @@ int main(void) {
     pthread_join(t, &ret);
     check(ret == PTHREAD_CANCELED, "pthread_cancel of a thread in a pipe read");
     cancel_and_check(testcancel_loop, "a pthread_testcancel loop");
+
+    /* A poll the main thread blocks in is interrupted (EINTR, even with SA_RESTART) by a
+     * signal from a thread that exits right after sending it. */
+    set_handler(SIGUSR1, SA_RESTART);
+    main_thread = pthread_self();
+    int quiet[2];
+    if (pipe(quiet) != 0)
+        die("pipe");
+    pthread_t kicker;
+    pthread_create(&kicker, NULL, kick_main_and_exit, NULL);
+    struct pollfd pfd = {quiet[0], POLLIN, 0};
+    handler_runs = 0;
+    errno = 0;
+    int polled = poll(&pfd, 1, 10000);
+    check(polled == -1 && errno == EINTR && handler_runs == 1,
+          "poll interrupted by a signal from a thread that then exited");
+    pthread_join(kicker, NULL);
+    close(quiet[0]);
+    close(quiet[1]);
 
     printf("%s\n", guest_failures ? "FAILED" : "all ok");
     return guest_failures != 0;
