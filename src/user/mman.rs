@@ -18,7 +18,7 @@ use super::fs::read_file_into;
 use super::mem::{page_round_up, perm, ProtectError};
 use super::regions::{FileId, MapName, Mapping, SharedHost, SharedObject};
 use super::syscall::{errno, last_errno, SysError, SysResult};
-use super::{Process, MMAP_MIN, MMAP_TOP, TASK_SIZE};
+use super::{fixed_mmap_min, Process, MMAP_MIN, MMAP_TOP, TASK_SIZE};
 
 const PROT_READ: u32 = 1;
 const PROT_WRITE: u32 = 2;
@@ -166,7 +166,7 @@ impl Process {
             if addr as u64 + len > TASK_SIZE as u64 {
                 return Err(errno(libc::ENOMEM));
             }
-            if addr < MMAP_MIN {
+            if addr < fixed_mmap_min() {
                 return Err(errno(libc::EPERM));
             }
             if flags & MAP_FIXED_NOREPLACE != 0 && !self.mem.is_free(addr, len) {
@@ -318,7 +318,7 @@ impl Process {
             if !new_addr.is_multiple_of(PAGE_SIZE)
                 || overlaps
                 || new_end > TASK_SIZE as u64
-                || new_addr < MMAP_MIN
+                || new_addr < fixed_mmap_min()
             {
                 return Err(errno(libc::EINVAL));
             }

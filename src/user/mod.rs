@@ -69,8 +69,24 @@ pub const STACK_TOP: u32 = TASK_SIZE;
 pub const STACK_SIZE: u32 = 8 << 20;
 /// Highest address the mmap area allocates from (below the stack and a guard gap).
 pub const MMAP_TOP: u32 = STACK_TOP - STACK_SIZE - (16 << 20);
-/// Lowest address mmap hands out or accepts with MAP_FIXED (vm.mmap_min_addr).
+/// Lowest address mmap hands out for a mapping whose address the guest leaves to it.
 pub const MMAP_MIN: u32 = 0x1_0000;
+
+/// Lowest address a mapping may be placed at by the guest (MAP_FIXED, mremap's new address,
+/// shmat's): the host's `vm.mmap_min_addr`, as the guest's kernel would have it, but never
+/// page 0. Read once; 64 KiB if the host does not say.
+pub fn fixed_mmap_min() -> u32 {
+    static MIN: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        let host: Option<u64> = std::fs::read_to_string("/proc/sys/vm/mmap_min_addr")
+            .ok()
+            .and_then(|text| text.trim().parse().ok());
+        let page = crate::cpu::tlb::PAGE_SIZE as u64;
+        host.map_or(MMAP_MIN, |min| {
+            min.max(page).next_multiple_of(page).min(MMAP_TOP as u64) as u32
+        })
+    })
+}
 /// The page holding the signal-return trampoline (`li a7, 139; ecall`) that handlers return
 /// to (Linux uses the vDSO for this; we have none). It lies in the gap below the stack.
 pub const SIGRETURN_TRAMPOLINE: u32 = MMAP_TOP;

@@ -15,7 +15,7 @@ use super::syscall::{errno, host_result, last_errno, SysResult};
 use super::sysv_ipc::{
     ipc64_perm_words, set_perm_from, time_words, word_bytes, IPC_64, IPC_RMID, IPC_SET, IPC_STAT,
 };
-use super::{Process, MMAP_MIN, TASK_SIZE};
+use super::{fixed_mmap_min, Process, TASK_SIZE};
 
 const SHM_RDONLY: u32 = 0o10000;
 const SHM_RND: u32 = 0o20000;
@@ -58,7 +58,7 @@ impl Process {
                 addr
             };
             if !start.is_multiple_of(SHMLBA)
-                || start < MMAP_MIN
+                || start < fixed_mmap_min()
                 || start as u64 + len > TASK_SIZE as u64
             {
                 return Err(errno(libc::EINVAL));

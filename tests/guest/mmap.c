@@ -144,6 +144,25 @@ int main(int argc, char **argv) {
         close(fd);
         unlink(path);
     }
+    /* MAP_FIXED reaches down to vm.mmap_min_addr (the host's), not to a limit of rv32vm's. */
+    unsigned long min_addr = 0;
+    FILE *min_file = fopen("/proc/sys/vm/mmap_min_addr", "r");
+    if (min_file) {
+        if (fscanf(min_file, "%lu", &min_addr) != 1)
+            min_addr = 0;
+        fclose(min_file);
+    }
+    if (min_addr < 4096)
+        min_addr = 4096;
+    /* (With a host limit of 64 KiB or more there is nothing below the program to try.) */
+    printf("vm.mmap_min_addr below 64 KiB: %d\n", min_addr < 0x10000);
+    if (min_addr < 0x10000) {
+        void *low = mmap((void *)min_addr, 4096, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        check(low == (void *)min_addr, "MAP_FIXED_NOREPLACE at vm.mmap_min_addr");
+        if (low != MAP_FAILED)
+            munmap(low, 4096);
+    }
     printf("failures=%d\n", guest_failures);
     return guest_failures ? 1 : 0;
 }
