@@ -617,10 +617,10 @@ impl Process {
             SETFSGID => self.sys_set_ids(SetIds::FsGid, a),
             CAPGET => self.sys_capability(a[0], a[1], false),
             CAPSET => self.sys_capability(a[0], a[1], true),
-            // SAFETY: personality has no memory effects.
             UNSHARE => self.sys_unshare(a[0]),
             SETNS => self.sys_setns(a[0], a[1]),
             KCMP => self.sys_kcmp(a[0], a[1], a[2], a[3], a[4]),
+            // SAFETY: personality has no memory effects.
             PERSONALITY => host_result(unsafe { libc::personality(a[0] as libc::c_ulong) } as i64),
             SCHED_RR_GET_INTERVAL_TIME64 => self.sys_sched_rr_get_interval(a[0], a[1]),
             PIDFD_OPEN => self.sys_pidfd_open(a[0], a[1]),
