@@ -222,6 +222,10 @@ pub struct Process {
     args: Vec<Vec<u8>>,
     /// Absolute path of the program (what /proc/self/exe shows).
     exe_path: PathBuf,
+    /// The initial stack pointer (`startstack` in /proc/self/stat).
+    start_stack: u32,
+    /// The auxiliary vector the program started with (/proc/self/auxv).
+    saved_auxv: Vec<u8>,
     allow_misaligned: bool,
     /// The process id the guest sees (the host's).
     pid: u32,
@@ -282,6 +286,8 @@ impl Process {
             signals: SignalState::inherited_from_host(),
             args,
             exe_path,
+            start_stack: image.sp,
+            saved_auxv: image.auxv,
             allow_misaligned: opts.allow_misaligned,
             pid: std::process::id(),
             rlimits: [None; 16],
@@ -335,6 +341,8 @@ pub(crate) struct LoadedProgram {
     mem: GuestMemory,
     entry: u32,
     sp: u32,
+    /// The auxiliary vector as built on the stack (what `/proc/self/auxv` shows).
+    auxv: Vec<u8>,
     brk: u32,
     /// [`loader::user_level_only`] of the program.
     user_level_code: bool,
@@ -426,10 +434,12 @@ pub(crate) fn load_program(
     // Like Linux, argv and envp may use at most a quarter of the stack.
     let sp = stack::build(&mut mem, STACK_TOP, STACK_TOP - STACK_SIZE / 4, &contents)
         .map_err(|_| UserError::ArgumentsTooLong)?;
+    let auxv = stack::read_auxv(&mem, sp).unwrap_or_default();
     Ok(LoadedProgram {
         mem,
         entry: image.entry,
         sp,
+        auxv,
         brk: image.end,
         user_level_code,
     })

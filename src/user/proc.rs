@@ -465,6 +465,8 @@ impl Process {
 
         // The point of no return: the old image goes away.
         image.start(hart);
+        self.start_stack = image.sp;
+        self.saved_auxv = image.auxv;
         self.brk = super::mman::Brk {
             start: image.brk,
             current: image.brk,

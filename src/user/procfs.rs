@@ -7,6 +7,8 @@
 //! | `cmdline` | its argv, each string NUL-terminated |
 //! | `exe` | its program file (open, readlink, stat) |
 //! | `mem` | its memory at guest addresses (read, write, pread, pwrite, lseek) |
+//! | `stat` | the host's line with the guest's name, thread count, sizes, addresses and signal masks |
+//! | `auxv` | the auxiliary vector it started with |
 //! | `fd` (and `/dev/fd`) | a directory of its own fds (`getdents64`) |
 //!
 //! Paths through the guest's fds (`/proc/self/fd/N`, `/proc/self/fdinfo/N`, `/dev/fd/N`,
@@ -20,6 +22,7 @@
 use std::ffi::CString;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 
 use super::fs::FdKind;
 use super::mem::perm;
@@ -36,6 +39,8 @@ pub enum ProcSelfFile {
     Mem,
     /// The `fd` directory.
     FdDirectory,
+    Stat,
+    Auxv,
 }
 
 /// Largest transfer through `/proc/self/mem` in one call (the rest is a short count).
@@ -58,6 +63,8 @@ pub fn proc_self_file(path: &[u8], pid: u32) -> Option<ProcSelfFile> {
         b"exe" => Some(ProcSelfFile::Exe),
         b"mem" => Some(ProcSelfFile::Mem),
         b"fd" | b"fd/" => Some(ProcSelfFile::FdDirectory),
+        b"stat" => Some(ProcSelfFile::Stat),
+        b"auxv" => Some(ProcSelfFile::Auxv),
         _ => None,
     }
 }
@@ -205,6 +212,77 @@ impl Process {
         out
     }
 
+    /// The guest's /proc/self/stat: the host's line for rv32vm (ids, state, times, faults,
+    /// which are the guest's too), with what differs for the guest put in (numbering as in
+    /// proc(5)): its name (2), thread count (20), mapped size (23), code range (26, 27), initial
+    /// stack (28), signal masks (31-34) and heap start (47), rsslim as a 32-bit value (25); the host addresses no guest has
+    /// (29, 30, 45, 46, 48-51) are 0.
+    pub(super) fn stat_text(&mut self) -> Vec<u8> {
+        let pending = self.pending_signals();
+        let host = std::fs::read("/proc/self/stat").unwrap_or_default();
+        let after_name = host
+            .iter()
+            .rposition(|&b| b == b')')
+            .map_or(&[][..], |i| &host[(i + 1).min(host.len())..]);
+        let mut fields: Vec<String> = String::from_utf8_lossy(after_name)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let (mut mapped, mut code_start, mut code_end) = (0u64, u64::MAX, 0u64);
+        for (range, mapping) in self.mem.regions().iter() {
+            mapped += range.end - range.start;
+            let is_program = matches!(&mapping.name, MapName::File(f) if f.path == self.exe_path.as_os_str().as_bytes());
+            if is_program && self.mem.page_perm(range.start as u32) & perm::X != 0 {
+                code_start = code_start.min(range.start);
+                code_end = code_end.max(range.end);
+            }
+        }
+        if code_start > code_end {
+            (code_start, code_end) = (0, 0);
+        }
+        let caught_or_ignored = |ignored: bool| {
+            (1..=64).fold(0u64, |set, signo| {
+                let handler = self.signals.action(signo).handler;
+                let this = if ignored { handler == 1 } else { handler > 1 };
+                set | (this as u64) << (signo - 1)
+            })
+        };
+        // rsslim is a 32-bit kernel's unsigned long.
+        let rsslim = fields
+            .get(22)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0);
+        let mut set = |field: usize, value: u64| {
+            // fields[0] is field 3 (state).
+            if let Some(slot) = fields.get_mut(field - 3) {
+                *slot = value.to_string();
+            }
+        };
+        set(25, rsslim.min(u64::from(u32::MAX)));
+        set(20, self.threads.count() as u64);
+        set(23, mapped);
+        set(26, code_start);
+        set(27, code_end);
+        set(28, u64::from(self.start_stack));
+        set(29, 0);
+        set(30, 0);
+        set(31, pending);
+        set(32, self.signals.mask);
+        set(33, caught_or_ignored(true));
+        set(34, caught_or_ignored(false));
+        for field in [45, 46, 48, 49, 50, 51] {
+            set(field, 0);
+        }
+        set(47, u64::from(self.brk.start));
+        let name_len = self.thread_name.iter().position(|&b| b == 0).unwrap_or(16);
+        let mut out = format!("{} (", self.pid).into_bytes();
+        out.extend_from_slice(&self.thread_name[..name_len]);
+        out.extend_from_slice(b") ");
+        out.extend_from_slice(fields.join(" ").as_bytes());
+        out.push(b'\n');
+        out
+    }
+
     /// The guest's argv as /proc/self/cmdline shows it.
     fn cmdline_text(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -230,6 +308,8 @@ impl Process {
             ProcSelfFile::Exe => return Ok(None),
             ProcSelfFile::Maps => (self.maps_text(), FdKind::Plain),
             ProcSelfFile::Cmdline => (self.cmdline_text(), FdKind::Plain),
+            ProcSelfFile::Stat => (self.stat_text(), FdKind::Plain),
+            ProcSelfFile::Auxv => (self.saved_auxv.clone(), FdKind::Plain),
             ProcSelfFile::Mem => (Vec::new(), FdKind::GuestMem),
             ProcSelfFile::FdDirectory => {
                 if access != libc::O_RDONLY {

@@ -122,6 +122,28 @@ pub fn build(
     Ok(sp)
 }
 
+/// The auxiliary vector of the initial stack at `sp` (argc, argv, NULL, envp, NULL, then the
+/// pairs up to and including AT_NULL), as the bytes `/proc/self/auxv` shows.
+pub fn read_auxv(mem: &GuestMemory, sp: u32) -> Option<Vec<u8>> {
+    let word = |va: u32| mem.read_u32(va).ok();
+    let argc = word(sp)?;
+    let mut at = sp.checked_add(4 * (argc.checked_add(2)?))?;
+    while word(at)? != 0 {
+        at = at.checked_add(4)?;
+    }
+    at = at.checked_add(4)?;
+    let mut out = Vec::new();
+    loop {
+        let (key, value) = (word(at)?, word(at.checked_add(4)?)?);
+        out.extend_from_slice(&key.to_le_bytes());
+        out.extend_from_slice(&value.to_le_bytes());
+        if key == at::NULL {
+            return Some(out);
+        }
+        at = at.checked_add(8)?;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::mem::perm;

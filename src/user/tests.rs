@@ -172,6 +172,33 @@ fn proc_self_maps_lists_the_guest_mappings() {
 }
 
 #[test]
+fn proc_self_stat_describes_the_guest() {
+    let (mut p, h, _elf) = start(&["arg"]);
+    let text = String::from_utf8(p.stat_text()).expect("utf-8");
+    let (head, rest) = text.rsplit_once(") ").expect("name in parentheses");
+    // The name is the program file's, cut to 15 bytes.
+    assert!(
+        head.starts_with(&format!("{} (rv32vm-user-", std::process::id())),
+        "{text}"
+    );
+    // rest[0] is field 3, so field N is rest[N - 3].
+    let fields: Vec<i128> = rest
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().expect("number"))
+        .collect();
+    let field = |n: usize| fields[n - 4] as u64;
+    assert_eq!(field(20), 1, "threads: the guest's, not rv32vm's");
+    assert_eq!(field(28), u64::from(h.x[2]), "startstack is the initial sp");
+    assert!(
+        field(26) <= u64::from(h.pc) && u64::from(h.pc) < field(27),
+        "code range: {text}"
+    );
+    assert!(field(23) > 0 && field(23) < 1 << 32, "mapped size: {text}");
+    assert_eq!(field(47), u64::from(p.brk()), "heap start");
+}
+
+#[test]
 fn translate_follows_page_permissions() {
     let (mut p, mut h, _elf) = start(&[]);
     assert!(can(&mut p, &mut h, 0x11000, Access::Execute));

@@ -204,6 +204,11 @@ impl Threads {
     }
 
     /// Whether the running thread is not the only one.
+    /// How many threads the process has, the running one included.
+    pub fn count(&self) -> usize {
+        self.parked.len() + 1
+    }
+
     pub fn has_others(&self) -> bool {
         !self.parked.is_empty()
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -118,6 +119,36 @@ static void check_fd_paths(const char *scratch) {
     close(fd);
 }
 
+/* /proc/self/stat's startstack (field 28) is the initial sp, where argc is, and
+ * /proc/self/auxv holds the vector getauxval reads (rv32 words), not rv32vm's. */
+static void check_stat_and_auxv(char **argv) {
+    char line[2048] = {0};
+    FILE *f = fopen("/proc/self/stat", "r");
+    check(f && fgets(line, sizeof line, f), "read /proc/self/stat");
+    if (f)
+        fclose(f);
+    char *p = strrchr(line, ')');
+    unsigned long long field[64] = {0};
+    int n = 3;
+    for (char *tok = p ? strtok(p + 1, " \n") : NULL; tok && n < 64; tok = strtok(NULL, " \n"))
+        field[n++] = strtoull(tok, NULL, 10);
+    printf("stat startstack is &argc: %d\n", field[28] == (uintptr_t)&argv[-1]);
+    f = fopen("/proc/self/auxv", "r");
+    uint32_t pair[2];
+    int pagesz = 0, entry = 0, terminated = 0;
+    while (f && fread(pair, sizeof pair, 1, f) == 1) {
+        pagesz |= pair[0] == AT_PAGESZ && pair[1] == getauxval(AT_PAGESZ);
+        entry |= pair[0] == AT_ENTRY && pair[1] == getauxval(AT_ENTRY);
+        if (pair[0] == AT_NULL) {
+            terminated = 1;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    printf("auxv: AT_PAGESZ %d, AT_ENTRY %d, AT_NULL %d\n", pagesz, entry, terminated);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         printf("usage: procfs SCRATCH [ARGS...]\n");
@@ -222,6 +253,7 @@ int main(int argc, char **argv) {
                memcmp(magic, "\177ELF", 4) == 0);
     }
     check_fd_paths(argv[1]);
+    check_stat_and_auxv(argv);
     printf("failures=%d\n", guest_failures);
     return guest_failures ? 1 : 0;
 }
