@@ -13,9 +13,10 @@ const MAX_COUNT: u32 = 0x7fff_f000;
 
 impl Process {
     /// The host descriptor behind guest `fd`, if it is a plain host file (EBADF, or EINVAL for
-    /// one served by rv32vm).
+    /// one served by rv32vm). `/proc/self/maps` copies as it was last made (at open or at
+    /// the last read from its start).
     fn transfer_fd(&self, fd: u32) -> Result<i32, SysError> {
-        if self.fds.entry(fd)?.kind != FdKind::Plain {
+        if !matches!(self.fds.entry(fd)?.kind, FdKind::Plain | FdKind::ProcMaps) {
             return Err(errno(libc::EINVAL));
         }
         self.fds.host(fd)

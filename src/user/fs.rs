@@ -54,6 +54,9 @@ pub enum FdKind {
     /// The guest's `/proc/self/fd` directory: the host file is a memfd holding its
     /// `linux_dirent64` records, which `getdents64` serves from the file position.
     FdDirectory,
+    /// The guest's `/proc/self/maps`: a memfd with the text, made again by a read from
+    /// offset 0 (as Linux makes it at each read), so a reader that rewinds sees changes.
+    ProcMaps,
 }
 
 /// One open guest file descriptor.
@@ -463,6 +466,7 @@ impl Process {
             FdKind::GuestMem => return self.guest_mem_io(host, buf, count, None, false),
             FdKind::Signal(id) => return self.signalfd_read(pc, fd, id, buf, count),
             FdKind::FdDirectory => return Err(errno(libc::EISDIR)),
+            FdKind::ProcMaps => self.refresh_maps_at(host, None)?,
             FdKind::Plain => {}
         }
         let (ptr, len) = self.out_buffer(buf, count)?;
@@ -477,7 +481,7 @@ impl Process {
             // A signalfd is not written to (its eventfd is rv32vm's).
             FdKind::Signal(_) => return Err(errno(libc::EINVAL)),
             // Open read-only, as a directory is: the host refuses the write (EBADF).
-            FdKind::FdDirectory | FdKind::Plain => {}
+            FdKind::FdDirectory | FdKind::ProcMaps | FdKind::Plain => {}
         }
         let (ptr, len) = self.in_buffer(buf, count)?;
         // SAFETY: `ptr..ptr+len` is guest-readable memory inside our reservation.
@@ -489,6 +493,7 @@ impl Process {
         match self.fds.entry(fd)?.kind {
             FdKind::GuestMem => return self.guest_mem_io(host, buf, count, Some(off), false),
             FdKind::FdDirectory => return Err(errno(libc::EISDIR)),
+            FdKind::ProcMaps => self.refresh_maps_at(host, Some(off))?,
             FdKind::Plain | FdKind::Signal(_) => {}
         }
         let (ptr, len) = self.out_buffer(buf, count)?;
@@ -562,7 +567,8 @@ impl Process {
             // Records are read with `read` (the eventfd behind it is rv32vm's).
             FdKind::Signal(_) => return Err(errno(libc::EINVAL)),
             FdKind::FdDirectory if !write => return Err(errno(libc::EISDIR)),
-            FdKind::FdDirectory | FdKind::Plain => {}
+            FdKind::ProcMaps if !write => self.refresh_maps_at(host, offset)?,
+            FdKind::FdDirectory | FdKind::ProcMaps | FdKind::Plain => {}
         }
         let need = if write { perm::R } else { perm::W };
         let iovs = self.host_iovecs(iov, count, need)?;

@@ -252,7 +252,10 @@ impl Process {
             return self.sys_rwv(a[0], a[1], a[2], write, offset);
         }
         let host = self.fds.host(a[0])?;
-        if self.fds.entry(a[0])?.kind != super::fs::FdKind::Plain {
+        if !matches!(
+            self.fds.entry(a[0])?.kind,
+            super::fs::FdKind::Plain | super::fs::FdKind::ProcMaps
+        ) {
             return Err(errno(libc::EOPNOTSUPP));
         }
         let need = if write { perm::R } else { perm::W };

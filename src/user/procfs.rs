@@ -15,7 +15,8 @@
 //! `/dev/stdin`, ...) are rewritten to the host fd behind guest fd N ([`fd_path`]): guest fd
 //! numbers are not the host's.
 //!
-//! `maps` and `cmdline` are snapshots taken at open, in a memfd. `mem` is a memfd with no
+//! `cmdline`, `stat` and `auxv` are snapshots taken at open, in a memfd; `maps` too, made
+//! again by each read from its start (as Linux makes it at each read). `mem` is a memfd with no
 //! contents that only carries the file position and the open mode: reads and writes on it are
 //! served from guest memory here, so the guest can never reach rv32vm's own memory.
 
@@ -306,7 +307,7 @@ impl Process {
         let access = (flags & O_ACCMODE) as i32;
         let (contents, kind) = match file {
             ProcSelfFile::Exe => return Ok(None),
-            ProcSelfFile::Maps => (self.maps_text(), FdKind::Plain),
+            ProcSelfFile::Maps => (self.maps_text(), FdKind::ProcMaps),
             ProcSelfFile::Cmdline => (self.cmdline_text(), FdKind::Plain),
             ProcSelfFile::Stat => (self.stat_text(), FdKind::Plain),
             ProcSelfFile::Auxv => (self.saved_auxv.clone(), FdKind::Plain),
@@ -319,7 +320,7 @@ impl Process {
                 (Vec::new(), FdKind::FdDirectory)
             }
         };
-        if kind == FdKind::Plain && access != libc::O_RDONLY {
+        if matches!(kind, FdKind::Plain | FdKind::ProcMaps) && access != libc::O_RDONLY {
             return Err(errno(libc::EACCES));
         }
         let memfd = memfd_with(&contents)?;
@@ -333,6 +334,25 @@ impl Process {
                 .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
         }
         Ok(Some(fd))
+    }
+
+    /// Before a read of a `/proc/self/maps` fd at `offset` (None: its file position): a read
+    /// from the start gets the mappings as they are now, as Linux makes the text again.
+    pub(super) fn refresh_maps_at(
+        &mut self,
+        host: RawFd,
+        offset: Option<i64>,
+    ) -> Result<(), SysError> {
+        // SAFETY: lseek has no memory effects.
+        let at = offset.unwrap_or_else(|| unsafe { libc::lseek(host, 0, libc::SEEK_CUR) });
+        if at != 0 {
+            return Ok(());
+        }
+        // The guest's fd is read-only: write through a writable open of the same memfd.
+        let mut file = std::fs::File::from(reopen(host, libc::O_WRONLY)?);
+        file.set_len(0)
+            .and_then(|()| file.write_all(&self.maps_text()))
+            .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))
     }
 
     /// The `linux_dirent64` records of the guest's `/proc/self/fd` (`.`, `..`, then one

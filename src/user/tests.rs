@@ -172,6 +172,29 @@ fn proc_self_maps_lists_the_guest_mappings() {
 }
 
 #[test]
+fn proc_self_maps_is_made_again_by_a_read_from_the_start() {
+    let (mut p, mut h, _elf) = start(&[]);
+    let fd = p
+        .open_proc_self(super::procfs::ProcSelfFile::Maps, 0)
+        .expect("open")
+        .expect("faked");
+    // Mapped after the open: only a text made at the read shows it; a read from the start
+    // again (pread at 0) shows what was mapped since, as on Linux.
+    let buf = mmap_anon(&mut p, &mut h, 0, 0x10000, 3, 0) as u32;
+    let read_maps = |p: &mut Process, h: &mut Hart, number: u32| {
+        let n = ok(sys(p, h, number, &[fd, buf, 0x10000, 0, 0])) as usize;
+        let mut text = vec![0u8; n];
+        p.mem.read(buf, &mut text).expect("read back");
+        String::from_utf8_lossy(&text).into_owned()
+    };
+    let text = read_maps(&mut p, &mut h, nr::READ);
+    assert!(text.contains(&format!("{buf:08x}-")), "{text}");
+    let later = mmap_anon(&mut p, &mut h, 0, 0x1000, 1, 0) as u32;
+    let text = read_maps(&mut p, &mut h, nr::PREAD64);
+    assert!(text.contains(&format!("{later:08x}-")), "{text}");
+}
+
+#[test]
 fn proc_self_stat_describes_the_guest() {
     let (mut p, h, _elf) = start(&["arg"]);
     let text = String::from_utf8(p.stat_text()).expect("utf-8");
