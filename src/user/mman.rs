@@ -17,7 +17,7 @@ use crate::cpu::Hart;
 use super::fs::read_file_into;
 use super::mem::{page_round_up, perm, ProtectError};
 use super::regions::{FileId, MapName, Mapping, SharedHost, SharedObject};
-use super::syscall::{errno, last_errno, SysError, SysResult};
+use super::syscall::{errno, io_errno, last_errno, SysError, SysResult};
 use super::{fixed_mmap_min, Process, MMAP_MIN, MMAP_TOP, TASK_SIZE};
 
 const PROT_READ: u32 = 1;
@@ -409,9 +409,7 @@ impl Process {
             return Err(errno(libc::ENOMEM));
         }
         // The MS_* values are the same on the host (x86-64).
-        self.mem
-            .sync(addr, len, flags as i32)
-            .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        self.mem.sync(addr, len, flags as i32).map_err(io_errno)?;
         Ok(0)
     }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cpu::Hart;
 
-use super::syscall::{errno, host_result, last_errno, rusage_bytes, SysError, SysResult};
+use super::syscall::{errno, host_result, io_errno, last_errno, rusage_bytes, SysError, SysResult};
 use super::{load_program, name_of, Process, UserError};
 use crate::hostfile::InputError;
 
@@ -584,7 +584,6 @@ fn siginfo_child_bytes(host: &libc::siginfo_t) -> [u8; 128] {
 /// The first bytes (enough for an ELF header and a `#!` line) of a file the guest wants to
 /// execute, with the kernel's checks: it must be a regular file the caller may execute.
 fn read_executable_head(path: &Path) -> Result<Vec<u8>, SysError> {
-    let io_errno = |e: std::io::Error| errno(e.raw_os_error().unwrap_or(libc::EIO));
     let meta = std::fs::metadata(path).map_err(io_errno)?;
     if !meta.is_file() {
         return Err(errno(libc::EACCES));

@@ -7,7 +7,7 @@
 //! | `cmdline` | its argv, each string NUL-terminated |
 //! | `exe` | its program file (open, readlink, stat) |
 //! | `mem` | its memory at guest addresses (read, write, pread, pwrite, lseek) |
-//! | `stat` | the host's line with the guest's name, thread count, sizes, addresses and signal masks |
+//! | `stat` | the host's line with the guest's name, threads, sizes, addresses, signal sets |
 //! | `auxv` | the auxiliary vector it started with |
 //! | `fd` (and `/dev/fd`) | a directory of its own fds (`getdents64`) |
 //!
@@ -28,7 +28,8 @@ use std::os::unix::ffi::OsStrExt;
 use super::fs::FdKind;
 use super::mem::perm;
 use super::regions::{MapName, Mapping};
-use super::syscall::{errno, last_errno, SysError, SysResult};
+use super::signal::SIG_IGN;
+use super::syscall::{errno, io_errno, last_errno, SysError, SysResult};
 use super::Process;
 
 /// One of the faked per-process files.
@@ -215,9 +216,9 @@ impl Process {
 
     /// The guest's /proc/self/stat: the host's line for rv32vm (ids, state, times, faults,
     /// which are the guest's too), with what differs for the guest put in (numbering as in
-    /// proc(5)): its name (2), thread count (20), mapped size (23), code range (26, 27), initial
-    /// stack (28), signal masks (31-34) and heap start (47), rsslim as a 32-bit value (25); the host addresses no guest has
-    /// (29, 30, 45, 46, 48-51) are 0.
+    /// proc(5)): its name (2), thread count (20), mapped size (23), rsslim as a 32-bit value
+    /// (25), code range (26, 27), initial stack (28), signal sets (31-34) and heap start (47);
+    /// the host addresses no guest has (29, 30, 45, 46, 48-51) are 0.
     pub(super) fn stat_text(&mut self) -> Vec<u8> {
         let pending = self.pending_signals();
         let host = std::fs::read("/proc/self/stat").unwrap_or_default();
@@ -229,10 +230,11 @@ impl Process {
             .split_whitespace()
             .map(str::to_string)
             .collect();
+        let exe = self.exe_path.as_os_str().as_bytes();
         let (mut mapped, mut code_start, mut code_end) = (0u64, u64::MAX, 0u64);
         for (range, mapping) in self.mem.regions().iter() {
             mapped += range.end - range.start;
-            let is_program = matches!(&mapping.name, MapName::File(f) if f.path == self.exe_path.as_os_str().as_bytes());
+            let is_program = matches!(&mapping.name, MapName::File(file) if file.path == exe);
             if is_program && self.mem.page_perm(range.start as u32) & perm::X != 0 {
                 code_start = code_start.min(range.start);
                 code_end = code_end.max(range.end);
@@ -244,7 +246,11 @@ impl Process {
         let caught_or_ignored = |ignored: bool| {
             (1..=64).fold(0u64, |set, signo| {
                 let handler = self.signals.action(signo).handler;
-                let this = if ignored { handler == 1 } else { handler > 1 };
+                let this = if ignored {
+                    handler == SIG_IGN
+                } else {
+                    handler > SIG_IGN
+                };
                 set | (this as u64) << (signo - 1)
             })
         };
@@ -329,9 +335,7 @@ impl Process {
         let reopened = reopen(memfd.as_raw_fd(), access)?;
         let fd = self.fds.insert_kind(reopened, cloexec, 0, kind)?;
         if kind == FdKind::FdDirectory {
-            let mut file = std::fs::File::from(memfd);
-            file.write_all(&self.fd_directory_records())
-                .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+            replace_contents(memfd, &self.fd_directory_records())?;
         }
         Ok(Some(fd))
     }
@@ -349,10 +353,8 @@ impl Process {
             return Ok(());
         }
         // The guest's fd is read-only: write through a writable open of the same memfd.
-        let mut file = std::fs::File::from(reopen(host, libc::O_WRONLY)?);
-        file.set_len(0)
-            .and_then(|()| file.write_all(&self.maps_text()))
-            .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))
+        replace_contents(reopen(host, libc::O_WRONLY)?, &self.maps_text())?;
+        Ok(())
     }
 
     /// The `linux_dirent64` records of the guest's `/proc/self/fd` (`.`, `..`, then one
@@ -551,10 +553,14 @@ fn memfd_with(contents: &[u8]) -> Result<OwnedFd, SysError> {
         return Err(last_errno());
     }
     // SAFETY: `fd` was just created and is owned by nobody else.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut file = std::fs::File::from(owned);
-    file.write_all(contents)
-        .map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    replace_contents(unsafe { OwnedFd::from_raw_fd(fd) }, contents)
+}
+
+/// Make the file open as `fd` (writable) hold exactly `contents`; returns `fd`.
+fn replace_contents(fd: OwnedFd, contents: &[u8]) -> Result<OwnedFd, SysError> {
+    let mut file = std::fs::File::from(fd);
+    file.set_len(0).map_err(io_errno)?;
+    file.write_all(contents).map_err(io_errno)?;
     Ok(OwnedFd::from(file))
 }
 

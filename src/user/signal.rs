@@ -67,7 +67,7 @@ pub mod code {
 }
 
 const SIG_DFL: u32 = 0;
-const SIG_IGN: u32 = 1;
+pub(super) const SIG_IGN: u32 = 1;
 
 const SA_SIGINFO: u32 = 4;
 const SA_ONSTACK: u32 = 0x0800_0000;

@@ -272,6 +272,11 @@ pub fn errno(code: i32) -> SysError {
     SysError::Errno(code)
 }
 
+/// The errno of a failed host I/O call made through `std` (EIO if it has none).
+pub fn io_errno(e: std::io::Error) -> SysError {
+    errno(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
 /// The host's errno after a failed call.
 pub fn last_errno() -> SysError {
     errno(
@@ -1003,7 +1008,7 @@ impl Process {
         }
         let len = len.min(32 << 20);
         let out = self.mem.slice_mut(buf, len)?;
-        fill_random(out).map_err(|e| errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        fill_random(out).map_err(io_errno)?;
         Ok(len)
     }
 
